@@ -1,0 +1,52 @@
+# kubeproof's two entry points for a newcomer (see README.md):
+#   make run    the main job: bring up the default local cluster, run every
+#               suite, print the report, bring the cluster down
+#   make test   unit tests, then the same suites on a fresh local cluster
+# Both need root (the local cluster creates a network namespace, cgroups and
+# mounts) and install what they need on first use (Debian packages, then
+# Kubernetes and etcd built from Go modules into ~/.cache/kubeproof).
+
+GO         ?= go
+BIN        := _output/bin
+REPORT_DIR ?= _output/report
+VERSION    ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+KUBEPROOF  := $(BIN)/kubeproof
+# Extra flags for `kubeproof run`, e.g. RUN_FLAGS="--label-filter claim:POD-READY -v".
+RUN_FLAGS  ?=
+
+.PHONY: all build run test unit lint e2e prepare down clean
+
+all: build
+
+## build: the kubeproof CLI and the programs packed into its images
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.buildVersion=$(VERSION)" -o $(BIN)/ ./cmd/...
+
+## run: the main job
+run: build
+	$(KUBEPROOF) run --provider local --report-dir $(REPORT_DIR) $(RUN_FLAGS)
+
+## test: unit tests, then the suites on a local cluster made for the occasion
+test: lint unit e2e
+
+unit:
+	$(GO) test ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) vet -tags e2e ./suites/...
+
+e2e: build
+	$(KUBEPROOF) run --provider local --report-dir $(REPORT_DIR) $(RUN_FLAGS)
+
+## prepare: install host packages and build binaries and images, no cluster
+prepare: build
+	$(KUBEPROOF) prepare
+
+## down: remove the default local cluster and what it left behind
+down: build
+	$(KUBEPROOF) down
+
+clean:
+	rm -rf _output

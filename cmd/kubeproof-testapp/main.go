@@ -1,0 +1,248 @@
+// Command kubeproof-testapp is the one workload image kubeproof's suites run.
+//
+//	kubeproof-testapp [serve] [--listen :8080] [--ready] [--healthy] [--startup-delay D]
+//	kubeproof-testapp fetch [--count N] [--timeout D] URL
+//	kubeproof-testapp cgroup
+//
+// serve answers with its identity so that a check can tell which pod answered
+// (never trust a bare status code: see docs/network.md), exposes health,
+// readiness and startup endpoints that can be switched at runtime, and reports
+// the cgroup limits it runs under. fetch is a client for pod-to-pod and
+// Service checks: it tallies which pods answered. cgroup prints the limits.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// AppName is in every identity answer; checks look for it.
+const AppName = "kubeproof-testapp"
+
+func main() {
+	args := os.Args[1:]
+	mode := "serve"
+	if len(args) > 0 && !isFlag(args[0]) {
+		mode, args = args[0], args[1:]
+	}
+	var err error
+	switch mode {
+	case "serve":
+		err = serve(args)
+	case "fetch":
+		err = fetch(args)
+	case "cgroup":
+		err = json.NewEncoder(os.Stdout).Encode(readCgroupLimits())
+	default:
+		err = fmt.Errorf("unknown mode %q (want serve, fetch or cgroup)", mode)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, AppName+":", err)
+		os.Exit(1)
+	}
+}
+
+func isFlag(s string) bool { return len(s) > 0 && s[0] == '-' }
+
+// state is what the control endpoint switches.
+type state struct {
+	mu      sync.Mutex
+	ready   bool
+	healthy bool
+	started bool
+}
+
+func (s *state) get() (ready, healthy, started bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ready, s.healthy, s.started
+}
+
+// Identity is the answer to GET /.
+type Identity struct {
+	App          string    `json:"app"`
+	Hostname     string    `json:"hostname"`
+	PodName      string    `json:"podName,omitempty"`
+	PodNamespace string    `json:"podNamespace,omitempty"`
+	PodIP        string    `json:"podIP"`
+	Ready        bool      `json:"ready"`
+	Healthy      bool      `json:"healthy"`
+	Started      bool      `json:"started"`
+	StartedAt    time.Time `json:"startedAt"`
+	Path         string    `json:"path"`
+}
+
+func serve(args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	listen := fs.String("listen", ":8080", "address to listen on")
+	ready := fs.Bool("ready", true, "initial readiness (/readyz)")
+	healthy := fs.Bool("healthy", true, "initial liveness (/healthz)")
+	startupDelay := fs.Duration("startup-delay", 0, "how long /startupz fails after start")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	startedAt := time.Now()
+	st := &state{ready: *ready, healthy: *healthy, started: *startupDelay == 0}
+	if *startupDelay > 0 {
+		time.AfterFunc(*startupDelay, func() {
+			st.mu.Lock()
+			st.started = true
+			st.mu.Unlock()
+		})
+	}
+	hostname, _ := os.Hostname()
+	podIP := os.Getenv("POD_IP")
+	if podIP == "" {
+		podIP = firstIPv4()
+	}
+	identity := func(r *http.Request) Identity {
+		rd, h, s := st.get()
+		return Identity{
+			App: AppName, Hostname: hostname, PodName: os.Getenv("POD_NAME"),
+			PodNamespace: os.Getenv("POD_NAMESPACE"), PodIP: podIP,
+			Ready: rd, Healthy: h, Started: s, StartedAt: startedAt, Path: r.URL.Path,
+		}
+	}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, identity(r))
+	})
+	probe := func(pick func(ready, healthy, started bool) bool) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			code := http.StatusOK
+			if !pick(st.get()) {
+				code = http.StatusServiceUnavailable
+			}
+			writeJSON(w, code, identity(r))
+		}
+	}
+	mux.HandleFunc("/healthz", probe(func(_, h, _ bool) bool { return h }))
+	mux.HandleFunc("/readyz", probe(func(r, _, _ bool) bool { return r }))
+	mux.HandleFunc("/startupz", probe(func(_, _, s bool) bool { return s }))
+	// /control?ready=false&healthy=true&started=true switches the probes.
+	mux.HandleFunc("/control", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		st.mu.Lock()
+		for key, field := range map[string]*bool{"ready": &st.ready, "healthy": &st.healthy, "started": &st.started} {
+			if v := q.Get(key); v != "" {
+				b, err := strconv.ParseBool(v)
+				if err != nil {
+					st.mu.Unlock()
+					http.Error(w, fmt.Sprintf("%s: %v", key, err), http.StatusBadRequest)
+					return
+				}
+				*field = b
+			}
+		}
+		st.mu.Unlock()
+		writeJSON(w, http.StatusOK, identity(r))
+	})
+	mux.HandleFunc("/cgroup", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, readCgroupLimits())
+	})
+
+	srv := &http.Server{Addr: *listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	fmt.Fprintf(os.Stderr, "%s: serving on %s (pod IP %s)\n", AppName, *listen, podIP)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return srv.Shutdown(shutdownCtx)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func firstIPv4() string {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return ""
+	}
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil {
+			return ipn.IP.String()
+		}
+	}
+	return ""
+}
+
+// FetchResult is what fetch prints: who answered how often. Only answers that
+// identify as kubeproof-testapp count as responses; anything else is an
+// error, because an unknown responder is not the workload under test.
+type FetchResult struct {
+	URL       string         `json:"url"`
+	Requests  int            `json:"requests"`
+	Responses map[string]int `json:"responses"`
+	Errors    int            `json:"errors"`
+	LastError string         `json:"lastError,omitempty"`
+}
+
+func fetch(args []string) error {
+	fs := flag.NewFlagSet("fetch", flag.ContinueOnError)
+	count := fs.Int("count", 1, "number of requests")
+	timeout := fs.Duration("timeout", 2*time.Second, "timeout per request")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("fetch needs exactly one URL")
+	}
+	url := fs.Arg(0)
+	// A new connection per request, so that a Service spreads them.
+	client := &http.Client{Timeout: *timeout, Transport: &http.Transport{DisableKeepAlives: true}}
+	res := FetchResult{URL: url, Responses: map[string]int{}}
+	for i := 0; i < *count; i++ {
+		res.Requests++
+		who, err := identify(client, url)
+		if err != nil {
+			res.Errors++
+			res.LastError = err.Error()
+			continue
+		}
+		res.Responses[who]++
+	}
+	return json.NewEncoder(os.Stdout).Encode(res)
+}
+
+func identify(client *http.Client, url string) (string, error) {
+	resp, err := client.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return "", err
+	}
+	var id Identity
+	if err := json.Unmarshal(body, &id); err != nil || id.App != AppName {
+		return "", fmt.Errorf("answer from an unknown responder (HTTP %d): %.80q", resp.StatusCode, body)
+	}
+	if id.PodName != "" {
+		return id.PodName, nil
+	}
+	return id.Hostname, nil
+}

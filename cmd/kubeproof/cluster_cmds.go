@@ -1,0 +1,158 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubeproof/kubeproof/framework/binaries"
+	"github.com/kubeproof/kubeproof/framework/cluster/local"
+	"github.com/kubeproof/kubeproof/framework/exitcode"
+	"github.com/kubeproof/kubeproof/framework/hostpkg"
+	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/framework/progress"
+)
+
+func newUpCommand(o *options) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Bring a cluster up (local: build what is missing, start every component, wait for the node to be Ready)",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			pr := printer()
+			p, err := newProvider(cmd, o, pr)
+			if err != nil {
+				return err
+			}
+			begin := time.Now()
+			info, err := p.Up(cmd.Context())
+			if err != nil {
+				return err
+			}
+			pr.Infof("up in %s; use it with: eval $(kubeproof env --name %s)", progress.Round(time.Since(begin)), o.name)
+			fmt.Printf("KUBECONFIG=%s\n", info.Kubeconfig)
+			return nil
+		},
+	}
+	addClusterFlags(cmd, o)
+	return cmd
+}
+
+func newDownCommand(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "down",
+		Short: "Remove a cluster and everything it left on this machine",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := newProvider(cmd, o, printer())
+			if err != nil {
+				return err
+			}
+			return p.Down(cmd.Context())
+		},
+	}
+}
+
+func newStatusCommand(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "Show whether the cluster is up and how its parts are",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := newProvider(cmd, o, printer())
+			if err != nil {
+				return err
+			}
+			s, err := p.Status(cmd.Context())
+			if err != nil {
+				return err
+			}
+			printStatus(s)
+			if !s.Up {
+				return exitcode.Errorf(exitcode.Unreachable, "cluster %q is not up", o.name)
+			}
+			return nil
+		},
+	}
+}
+
+func newEnvCommand(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "env",
+		Short: "Print shell exports to use the cluster: eval $(kubeproof env)",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := newProvider(cmd, o, printer())
+			if err != nil {
+				return err
+			}
+			info, err := p.Info(cmd.Context())
+			if err != nil {
+				return err
+			}
+			fmt.Printf("export KUBECONFIG=%s\n", shellQuote(info.Kubeconfig))
+			if o.provider == local.ProviderName {
+				fmt.Printf("export KUBEPROOF_CLUSTER_INFO=%s\n", shellQuote(filepath.Join(filepath.Dir(info.Kubeconfig), "cluster.json")))
+			}
+			if info.Kubectl != "" {
+				fmt.Printf("# kubectl %s: %s\n", info.KubernetesVersion, info.Kubectl)
+			}
+			return nil
+		},
+	}
+}
+
+func newPrepareCommand(o *options) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "prepare",
+		Short: "Install host packages, build Kubernetes and etcd, and pack our images, without starting a cluster",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			pr := printer()
+			if err := hostpkg.Ensure(cmd.Context(), hostpkg.LocalCluster, pr); err != nil {
+				return err
+			}
+			set, err := binaries.Ensure(cmd.Context(), binaries.Options{
+				KubernetesVersion: o.kubernetesVersion, EtcdVersion: o.etcdVersion, CacheDir: o.cacheDir, Progress: pr,
+			})
+			if err != nil {
+				return err
+			}
+			pr.Infof("Kubernetes binaries in %s, etcd in %s", set.KubernetesDir, set.EtcdDir)
+			dir, err := images.ProgramDir()
+			if err != nil {
+				return err
+			}
+			for _, img := range images.All {
+				tar, err := images.Build(img, dir, o.cacheDir)
+				if err != nil {
+					return err
+				}
+				pr.Infof("image %s in %s", img.Ref, tar)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.kubernetesVersion, "kubernetes-version", binaries.DefaultKubernetesVersion, "Kubernetes release to build")
+	f.StringVar(&o.etcdVersion, "etcd-version", binaries.DefaultEtcdVersion, "etcd release to build")
+	return cmd
+}
+
+func newVersionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print kubeproof's version and the Kubernetes version it runs by default",
+		Args:  usageArgs(cobra.NoArgs),
+		Run: func(*cobra.Command, []string) {
+			fmt.Printf("kubeproof %s (Kubernetes %s, etcd %s by default)\n", version(), binaries.DefaultKubernetesVersion, binaries.DefaultEtcdVersion)
+		},
+	}
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

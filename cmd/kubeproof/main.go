@@ -1,0 +1,56 @@
+// Command kubeproof checks, claim by claim, what documentation says happens
+// between `kubectl apply` and a Running, Ready Pod, against a real cluster.
+//
+// Exit codes (see framework/exitcode): 0 everything ran and passed, 1 a spec
+// failed, 2 usage, 3 permission, 4 conflict, 5 missing tool, 6 bad
+// kubeconfig, 7 cluster unreachable, 8 cluster setup failed, 9 internal,
+// 130 interrupted.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/kubeproof/kubeproof/framework/exitcode"
+)
+
+func main() {
+	// Run as a Ginkgo test binary when invoked as one (see specs.go).
+	if strings.HasSuffix(filepath.Base(os.Args[0]), ".test") {
+		os.Exit(runSpecs(os.Args[1:]))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := newRootCommand().ExecuteContext(ctx)
+	os.Exit(int(report(ctx, err)))
+}
+
+// report prints err on one line (the first line of a multi-line error is
+// the message; the rest is context, indented) and returns the exit code.
+func report(ctx context.Context, err error) exitcode.Code {
+	if err == nil {
+		return exitcode.OK
+	}
+	code := exitcode.Of(err)
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		code = exitcode.Interrupted
+	}
+	if !errors.Is(err, errReported) {
+		lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
+		fmt.Fprintf(os.Stderr, "kubeproof: error: %s\n", lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(os.Stderr, "    %s\n", l)
+		}
+	}
+	return code
+}
+
+// errReported marks an outcome already printed (Ginkgo printed the failed
+// specs); only its exit code remains to be given.
+var errReported = errors.New("already reported")

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+	"github.com/spf13/cobra"
+
+	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/framework/cluster/local"
+	"github.com/kubeproof/kubeproof/framework/exitcode"
+)
+
+type runOptions struct {
+	keep        bool
+	reportDir   string
+	labelFilter string
+	focus       []string
+	verbose     bool
+	timeout     time.Duration
+}
+
+func newRunCommand(o *options) *cobra.Command {
+	r := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the suites: bring the cluster up if needed, run every spec, write reports, bring it down",
+		Long: `run checks the cluster the provider names. With the local provider it brings the
+cluster up first unless it is already up, and removes it afterwards unless --keep is
+given (a cluster that was already up is left as it was). Reports go to --report-dir.
+
+Exit code 0 means every selected spec ran and passed; 1 means a spec failed; other
+codes mean kubeproof itself could not do its job (see kubeproof --help).`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, o, r) },
+	}
+	addClusterFlags(cmd, o)
+	f := cmd.Flags()
+	f.BoolVar(&r.keep, "keep", false, "leave a cluster this run brought up running afterwards")
+	f.StringVar(&r.reportDir, "report-dir", "kubeproof-report", "directory for junit.xml, the cluster info and (on failure) component logs")
+	f.StringVar(&r.labelFilter, "label-filter", "", "run only specs whose labels match this Ginkgo label filter, e.g. 'claim:POD-READY'")
+	f.StringSliceVar(&r.focus, "focus", nil, "run only specs whose text matches this regular expression (repeatable)")
+	f.BoolVarP(&r.verbose, "verbose", "v", false, "print every spec's steps as it runs")
+	f.DurationVar(&r.timeout, "timeout", time.Hour, "give up on the suites after this long")
+	return cmd
+}
+
+func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
+	ctx := cmd.Context()
+	if _, err := types.ParseLabelFilter(r.labelFilter); err != nil {
+		return exitcode.Errorf(exitcode.Usage, "--label-filter %q: %v", r.labelFilter, err)
+	}
+	pr := printer()
+	p, err := newProvider(cmd, o, pr)
+	if err != nil {
+		return err
+	}
+	reportDir, err := filepath.Abs(r.reportDir)
+	if err != nil {
+		return exitcode.Errorf(exitcode.Usage, "--report-dir %q: %v", r.reportDir, err)
+	}
+	if err := os.MkdirAll(reportDir, 0o755); err != nil {
+		return exitcode.Errorf(exitcode.Usage, "--report-dir: %v", err)
+	}
+
+	info, err := p.Info(ctx)
+	if err != nil {
+		if o.provider != local.ProviderName {
+			return err
+		}
+		pr.Infof("cluster %q is not up (%v): bringing it up", o.name, err)
+		if info, err = p.Up(ctx); err != nil {
+			return err
+		}
+		if !r.keep {
+			// Down runs also after Ctrl-C: the cluster must not outlive us.
+			defer func() {
+				derr := p.Down(context.WithoutCancel(ctx))
+				if derr != nil && err == nil {
+					err = derr
+				}
+			}()
+		}
+	}
+	infoPath := filepath.Join(reportDir, "cluster.json")
+	if err := info.Save(infoPath); err != nil {
+		return err
+	}
+	pr.Infof("running the suites against %s cluster %q (Kubernetes %s); reports in %s", info.Provider, info.Name, info.KubernetesVersion, reportDir)
+	code, err := runSpecProcess(ctx, infoPath, reportDir, r)
+	if err != nil {
+		return err
+	}
+	if code != exitcode.OK {
+		exportLogs(ctx, p, reportDir)
+		return exitcode.With(code, errReported)
+	}
+	pr.Infof("all specs passed; JUnit report: %s", filepath.Join(reportDir, "junit.xml"))
+	return nil
+}
+
+// runSpecProcess runs the specs in a child process (this binary, as a Ginkgo
+// test binary): whatever happens there, this process survives to remove the
+// cluster. The child gets its own process group, so a Ctrl-C reaches only
+// us, and we pass exactly one interrupt on: Ginkgo then stops the running
+// spec, runs its cleanup and writes its reports.
+func runSpecProcess(ctx context.Context, infoPath, reportDir string, r *runOptions) (exitcode.Code, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return exitcode.Internal, fmt.Errorf("locate kubeproof executable: %w", err)
+	}
+	args := []string{
+		"--kubeproof.cluster-info=" + infoPath,
+		"--ginkgo.junit-report=" + filepath.Join(reportDir, "junit.xml"),
+		"--ginkgo.timeout=" + r.timeout.String(),
+	}
+	if r.labelFilter != "" {
+		args = append(args, "--ginkgo.label-filter="+r.labelFilter)
+	}
+	for _, f := range r.focus {
+		args = append(args, "--ginkgo.focus="+f)
+	}
+	if r.verbose {
+		args = append(args, "--ginkgo.v")
+	}
+	if fi, err := os.Stdout.Stat(); err == nil && fi.Mode()&os.ModeCharDevice == 0 {
+		args = append(args, "--ginkgo.no-color")
+	}
+	child := &exec.Cmd{
+		Path:        exe,
+		Args:        append([]string{"kubeproof-specs.test"}, args...),
+		Stdout:      os.Stdout,
+		Stderr:      os.Stderr,
+		Dir:         reportDir,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	if err := child.Start(); err != nil {
+		return exitcode.Internal, fmt.Errorf("start the spec runner: %w", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = child.Process.Signal(os.Interrupt)
+		case <-done:
+		}
+	}()
+	err = child.Wait()
+	close(done)
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return exitcode.OK, nil
+	case errors.As(err, &ee) && ee.ExitCode() == 1:
+		return exitcode.SpecsFailed, nil
+	default:
+		return exitcode.Internal, fmt.Errorf("the spec runner failed: %w", err)
+	}
+}
+
+// exportLogs copies the cluster's component logs into the report directory,
+// for providers that can.
+func exportLogs(ctx context.Context, p cluster.Provider, reportDir string) {
+	le, ok := p.(cluster.LogExporter)
+	if !ok {
+		return
+	}
+	dir := filepath.Join(reportDir, "logs")
+	if err := le.ExportLogs(ctx, dir); err != nil {
+		fmt.Fprintf(os.Stderr, "kubeproof: could not export cluster logs: %v\n", err)
+		return
+	}
+	fmt.Fprintf(os.Stderr, " • cluster logs for the failure are in %s\n", dir)
+}

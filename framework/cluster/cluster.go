@@ -1,0 +1,160 @@
+// Package cluster defines what kubeproof needs from a Kubernetes cluster: a
+// Provider that brings one up and down, and the Info suites read to reach it
+// and to know what it can do.
+//
+// Providers differ in what they expose. A check that needs something a
+// provider lacks (the audit log, etcd, control-plane flags) skips with the
+// capability's reason; it never fails or fakes a result.
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+)
+
+// Capability is something beyond the Kubernetes API that a provider offers.
+type Capability string
+
+const (
+	// AuditLog: the API server's audit log file is readable by the harness.
+	AuditLog Capability = "AuditLog"
+	// EtcdAccess: etcd is reachable with a client certificate.
+	EtcdAccess Capability = "EtcdAccess"
+	// ControlPlaneFlags: component flags can be set when the cluster is made.
+	ControlPlaneFlags Capability = "ControlPlaneFlags"
+	// LoadImage: kubeproof's images are loaded into every node.
+	LoadImage Capability = "LoadImage"
+	// NodeExec: commands can run on a node, in its namespaces.
+	NodeExec Capability = "NodeExec"
+	// ClusterCA: the cluster CA's key is available to sign client certificates.
+	ClusterCA Capability = "ClusterCA"
+)
+
+// Info is everything a suite needs to use a running cluster. Providers write
+// it when they bring a cluster up; suites read it (possibly in another
+// process) through Load.
+type Info struct {
+	Provider          string       `json:"provider"`
+	Name              string       `json:"name"`
+	Kubeconfig        string       `json:"kubeconfig"`
+	Context           string       `json:"context,omitempty"`
+	KubernetesVersion string       `json:"kubernetesVersion,omitempty"`
+	Capabilities      []Capability `json:"capabilities"`
+	// Reasons says, for capabilities the provider lacks, why.
+	Reasons map[Capability]string `json:"reasons,omitempty"`
+	// Kubectl is a kubectl binary matching the cluster's version, if known.
+	Kubectl string `json:"kubectl,omitempty"`
+	// AuditLogPath is set with AuditLog.
+	AuditLogPath string `json:"auditLogPath,omitempty"`
+	// Etcd is set with EtcdAccess.
+	Etcd *EtcdClient `json:"etcd,omitempty"`
+	// CA is set with ClusterCA.
+	CA *KeyPairFiles `json:"ca,omitempty"`
+	// Nodes are the node names the provider created.
+	Nodes []string `json:"nodes,omitempty"`
+	// Components maps a control-plane component to when it became ready.
+	Components []ComponentStatus `json:"components,omitempty"`
+	CreatedAt  time.Time         `json:"createdAt"`
+}
+
+// EtcdClient says how to reach etcd as a client.
+type EtcdClient struct {
+	Endpoints []string     `json:"endpoints"`
+	Client    KeyPairFiles `json:"client"`
+	CAFile    string       `json:"caFile"`
+	Etcdctl   string       `json:"etcdctl,omitempty"`
+}
+
+// KeyPairFiles names a PEM certificate and key on disk.
+type KeyPairFiles struct {
+	CertFile string `json:"certFile"`
+	KeyFile  string `json:"keyFile"`
+}
+
+// ComponentStatus records one component of a provider-made cluster.
+type ComponentStatus struct {
+	Name    string        `json:"name"`
+	PID     int           `json:"pid,omitempty"`
+	Started time.Time     `json:"started"`
+	ReadyIn time.Duration `json:"readyIn"`
+	Log     string        `json:"log,omitempty"`
+}
+
+// Has reports whether the cluster offers c.
+func (i *Info) Has(c Capability) bool { return slices.Contains(i.Capabilities, c) }
+
+// Missing explains why the cluster lacks c (empty if it has it).
+func (i *Info) Missing(c Capability) string {
+	if i.Has(c) {
+		return ""
+	}
+	if r := i.Reasons[c]; r != "" {
+		return fmt.Sprintf("provider %s lacks capability %s: %s", i.Provider, c, r)
+	}
+	return fmt.Sprintf("provider %s lacks capability %s", i.Provider, c)
+}
+
+// Save writes the info as JSON.
+func (i *Info) Save(path string) error {
+	data, err := json.MarshalIndent(i, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode cluster info: %w", err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("write cluster info: %w", err)
+	}
+	return nil
+}
+
+// Load reads info written by Save.
+func Load(path string) (*Info, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read cluster info: %w", err)
+	}
+	var i Info
+	if err := json.Unmarshal(data, &i); err != nil {
+		return nil, fmt.Errorf("parse cluster info %s: %w", path, err)
+	}
+	return &i, nil
+}
+
+// Provider brings one cluster up and down.
+type Provider interface {
+	// Name is the provider's name, as given to --provider.
+	Name() string
+	// Up makes the cluster (or checks that it is reachable) and returns its
+	// info. On failure it leaves nothing behind.
+	Up(ctx context.Context) (*Info, error)
+	// Down removes everything Up made. It succeeds when there is nothing to
+	// remove, and cleans up after a crashed or interrupted Up.
+	Down(ctx context.Context) error
+	// Info returns the info of a cluster that is up, or an error that says
+	// it is not.
+	Info(ctx context.Context) (*Info, error)
+	// Status describes the cluster's parts for humans.
+	Status(ctx context.Context) (Status, error)
+}
+
+// Status is a human-oriented snapshot of a cluster.
+type Status struct {
+	Up    bool
+	Lines []StatusLine
+}
+
+// StatusLine is one part of a cluster and its state.
+type StatusLine struct {
+	Part   string
+	State  string
+	Detail string
+}
+
+// LogExporter is a provider that can copy its components' logs somewhere,
+// for a report after a failure.
+type LogExporter interface {
+	ExportLogs(ctx context.Context, dir string) error
+}

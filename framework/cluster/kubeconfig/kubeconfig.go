@@ -1,0 +1,82 @@
+// Package kubeconfig is the provider for a cluster kubeproof did not make: it
+// only reaches it through a kubeconfig. It cannot read the audit log, reach
+// etcd, set component flags or load images, so checks that need those skip.
+package kubeconfig
+
+import (
+	"context"
+	"os/exec"
+	"time"
+
+	"github.com/kubeproof/kubeproof/framework/cluster"
+)
+
+// ProviderName is the --provider value.
+const ProviderName = "kubeconfig"
+
+// Provider uses an existing cluster.
+type Provider struct {
+	Path    string
+	Context string
+	// Kubectl is the kubectl to run; empty means the one in PATH.
+	Kubectl string
+}
+
+// New returns the provider for the cluster at path (and context).
+func New(path, kubeContext string) *Provider {
+	return &Provider{Path: path, Context: kubeContext}
+}
+
+// Name implements cluster.Provider.
+func (p *Provider) Name() string { return ProviderName }
+
+// Up checks that the cluster answers; it creates nothing.
+func (p *Provider) Up(ctx context.Context) (*cluster.Info, error) { return p.Info(ctx) }
+
+// Down does nothing: kubeproof did not make this cluster.
+func (p *Provider) Down(context.Context) error { return nil }
+
+// Info implements cluster.Provider.
+func (p *Provider) Info(ctx context.Context) (*cluster.Info, error) {
+	_, client, err := cluster.Connect(ctx, p.Path, p.Context, 15*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	info := &cluster.Info{
+		Provider:   ProviderName,
+		Name:       p.Context,
+		Kubeconfig: p.Path,
+		Context:    p.Context,
+		Reasons: map[cluster.Capability]string{
+			cluster.AuditLog:          "the API server's audit log is on a machine kubeproof does not control",
+			cluster.EtcdAccess:        "etcd's address and client certificates are not part of a kubeconfig",
+			cluster.ControlPlaneFlags: "the control plane was configured by whoever made the cluster",
+			cluster.LoadImage:         "kubeproof cannot put images on nodes it did not make; push them to a registry the nodes can reach",
+			cluster.NodeExec:          "kubeproof has no access to the nodes",
+			cluster.ClusterCA:         "the cluster CA's key is not part of a kubeconfig",
+		},
+		CreatedAt: time.Now(),
+	}
+	if v, err := client.Discovery().ServerVersion(); err == nil {
+		info.KubernetesVersion = v.GitVersion
+	}
+	kubectl := p.Kubectl
+	if kubectl == "" {
+		if path, err := exec.LookPath("kubectl"); err == nil {
+			kubectl = path
+		}
+	}
+	info.Kubectl = kubectl
+	return info, nil
+}
+
+// Status implements cluster.Provider.
+func (p *Provider) Status(ctx context.Context) (cluster.Status, error) {
+	info, err := p.Info(ctx)
+	if err != nil {
+		return cluster.Status{Lines: []cluster.StatusLine{{Part: "api-server", State: "unreachable", Detail: err.Error()}}}, nil
+	}
+	return cluster.Status{Up: true, Lines: []cluster.StatusLine{
+		{Part: "api-server", State: "ready", Detail: info.KubernetesVersion},
+	}}, nil
+}

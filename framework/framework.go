@@ -1,0 +1,165 @@
+// Package framework is what kubeproof's suites stand on: the cluster under
+// test, one fresh namespace per spec with its cleanup, the real kubectl,
+// capability checks, and evidence recorded for the claims report.
+//
+// Suites are ordinary Go packages that declare Ginkgo specs. They run from
+// the kubeproof binary (`kubeproof run`) or from `go test`; both pass the
+// cluster with the flags RegisterFlags adds.
+package framework
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/framework/cluster/kubeconfig"
+	"github.com/kubeproof/kubeproof/framework/kubectl"
+	"github.com/kubeproof/kubeproof/framework/observe"
+)
+
+// TestContext holds the flags that say which cluster the suites check.
+var TestContext struct {
+	// ClusterInfo is a cluster info file written by a provider.
+	ClusterInfo string
+	// Kubeconfig is used when no ClusterInfo is given: any cluster, with no
+	// capabilities beyond the API.
+	Kubeconfig string
+	Context    string
+	// NamespaceDeleteTimeout bounds the wait for a spec's namespace to go.
+	NamespaceDeleteTimeout time.Duration
+}
+
+// RegisterFlags adds the suites' flags to fs (flag.CommandLine for go test
+// and for the kubeproof binary's spec runner).
+func RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&TestContext.ClusterInfo, "kubeproof.cluster-info", os.Getenv("KUBEPROOF_CLUSTER_INFO"),
+		"cluster info file written by `kubeproof up` (default $KUBEPROOF_CLUSTER_INFO)")
+	fs.StringVar(&TestContext.Kubeconfig, "kubeproof.kubeconfig", os.Getenv("KUBECONFIG"),
+		"kubeconfig of a cluster to check when no cluster info is given (default $KUBECONFIG)")
+	fs.StringVar(&TestContext.Context, "kubeproof.context", "", "kubeconfig context")
+	fs.DurationVar(&TestContext.NamespaceDeleteTimeout, "kubeproof.namespace-delete-timeout", 3*time.Minute,
+		"how long a spec waits for its namespace to be deleted")
+}
+
+var (
+	clusterOnce sync.Once
+	clusterInfo *cluster.Info
+	clusterErr  error
+)
+
+// Cluster returns the cluster under test, loaded once per process.
+func Cluster() (*cluster.Info, error) {
+	clusterOnce.Do(func() {
+		switch {
+		case TestContext.ClusterInfo != "":
+			clusterInfo, clusterErr = cluster.Load(TestContext.ClusterInfo)
+		case TestContext.Kubeconfig != "":
+			// The kubeconfig provider knows what a bare kubeconfig cannot do.
+			clusterInfo, clusterErr = kubeconfigInfo(TestContext.Kubeconfig, TestContext.Context)
+		default:
+			clusterErr = fmt.Errorf("no cluster to check: pass --kubeproof.cluster-info (written by `kubeproof up`) or --kubeproof.kubeconfig")
+		}
+	})
+	return clusterInfo, clusterErr
+}
+
+// RunSuite runs every spec registered in this binary; t is a *testing.T or
+// any value with Fail().
+func RunSuite(t ginkgo.GinkgoTestingT, description string) bool {
+	gomega.RegisterFailHandler(ginkgo.Fail)
+	return ginkgo.RunSpecs(t, description)
+}
+
+// Framework is what one spec uses: its own namespace and clients.
+type Framework struct {
+	// BaseName prefixes the namespace name.
+	BaseName string
+
+	Cluster    *cluster.Info
+	RESTConfig *rest.Config
+	Client     kubernetes.Interface
+	Kubectl    kubectl.Runner
+	// Namespace is created before each spec and deleted after it.
+	Namespace string
+}
+
+// New returns a Framework whose BeforeEach gives every spec a fresh
+// namespace named kp-<baseName>-<random>, deleted (and awaited) afterwards.
+// Call it in a Describe body.
+func New(baseName string) *Framework {
+	f := &Framework{BaseName: baseName}
+	ginkgo.BeforeEach(func(ctx ginkgo.SpecContext) { f.setUp(ctx) })
+	return f
+}
+
+func (f *Framework) setUp(ctx context.Context) {
+	info, err := Cluster()
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "load the cluster under test")
+	f.Cluster = info
+	cfg, err := cluster.RESTConfig(info.Kubeconfig, info.Context)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "load kubeconfig")
+	f.RESTConfig = cfg
+	f.Client, err = kubernetes.NewForConfig(cfg)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "make a client")
+	f.Kubectl = kubectl.Runner{Path: info.Kubectl, Kubeconfig: info.Kubeconfig, Context: info.Context}
+
+	ns, err := f.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName: "kp-" + f.BaseName + "-",
+			Labels:       map[string]string{"kubeproof.io/spec": f.BaseName},
+		},
+	}, metav1.CreateOptions{})
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "create the spec's namespace")
+	f.Namespace = ns.Name
+	ginkgo.DeferCleanup(f.deleteNamespace, ns.Name)
+}
+
+// deleteNamespace deletes the spec's namespace and waits until it is gone,
+// so that a namespace that never finishes deleting is a reported failure,
+// not a silent leak.
+func (f *Framework) deleteNamespace(ctx ginkgo.SpecContext, name string) {
+	err := f.Client.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return
+	}
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "delete namespace %s", name)
+	lw := cache.NewFilteredListWatchFromClient(f.Client.CoreV1().RESTClient(), "namespaces", "", func(o *metav1.ListOptions) {
+		o.FieldSelector = observe.NameSelector(name)
+	})
+	// Until ignores deletions, so wait for the list to be empty instead: a
+	// namespace that is gone is never listed again.
+	_, err = observe.Gone(ctx, TestContext.NamespaceDeleteTimeout, "namespace "+name+" to be deleted", lw, func(ns *corev1.Namespace) string {
+		return fmt.Sprintf("namespace %s phase %s conditions %v", ns.Name, ns.Status.Phase, ns.Status.Conditions)
+	})
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+}
+
+// Require skips the spec when the cluster lacks capability c, saying why.
+func (f *Framework) Require(c cluster.Capability) {
+	if !f.Cluster.Has(c) {
+		ginkgo.Skip(f.Cluster.Missing(c))
+	}
+}
+
+// Evidence records an observation for the claims report. The value should
+// be JSON-friendly (strings, numbers, maps, structs with exported fields).
+func Evidence(name string, value any) {
+	ginkgo.AddReportEntry("evidence:"+name, value, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+}
+
+func kubeconfigInfo(path, kubeContext string) (*cluster.Info, error) {
+	return kubeconfig.New(path, kubeContext).Info(context.Background())
+}

@@ -1,0 +1,113 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeproof/kubeproof/framework/observe"
+)
+
+// RecordPods records every Pod event in the spec's namespace from now on,
+// until the spec ends.
+func (f *Framework) RecordPods(ctx context.Context) *observe.Recorder {
+	lw := cache.NewListWatchFromClient(f.Client.CoreV1().RESTClient(), "pods", f.Namespace, fields.Everything())
+	rec, err := observe.Record(ctx, lw)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "watch pods in %s", f.Namespace)
+	ginkgo.DeferCleanup(rec.Stop)
+	return rec
+}
+
+// PodOf returns the Pod of an event (nil for other objects).
+func PodOf(e observe.Event) *corev1.Pod {
+	p, _ := e.Object.(*corev1.Pod)
+	return p
+}
+
+// FirstPodEvent returns the index of the first event whose Pod satisfies
+// match, or -1.
+func FirstPodEvent(events []observe.Event, match func(observe.Event, *corev1.Pod) bool) int {
+	for i, e := range events {
+		if p := PodOf(e); p != nil && match(e, p) {
+			return i
+		}
+	}
+	return -1
+}
+
+// PodCondition returns the Pod's condition of type t, or nil.
+func PodCondition(p *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == t {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// PodReady reports whether the Pod's Ready condition is True.
+func PodReady(p *corev1.Pod) bool {
+	c := PodCondition(p, corev1.PodReady)
+	return c != nil && c.Status == corev1.ConditionTrue
+}
+
+// DescribePod renders the parts of a Pod's state the flow goes through.
+func DescribePod(p *corev1.Pod) string {
+	var conds []string
+	for _, c := range p.Status.Conditions {
+		s := fmt.Sprintf("%s=%s", c.Type, c.Status)
+		if c.Reason != "" {
+			s += "(" + c.Reason + ")"
+		}
+		conds = append(conds, s)
+	}
+	var containers []string
+	for _, cs := range p.Status.ContainerStatuses {
+		state := "unknown"
+		switch {
+		case cs.State.Running != nil:
+			state = "running"
+		case cs.State.Waiting != nil:
+			state = "waiting:" + cs.State.Waiting.Reason
+		case cs.State.Terminated != nil:
+			state = "terminated:" + cs.State.Terminated.Reason
+		}
+		containers = append(containers, fmt.Sprintf("%s %s ready=%t restarts=%d", cs.Name, state, cs.Ready, cs.RestartCount))
+	}
+	node := p.Spec.NodeName
+	if node == "" {
+		node = "<none>"
+	}
+	return fmt.Sprintf("pod %s/%s rv=%s phase=%s node=%s conditions=[%s] containers=[%s]",
+		p.Namespace, p.Name, p.ResourceVersion, p.Status.Phase, node, strings.Join(conds, " "), strings.Join(containers, "; "))
+}
+
+// DescribePodEvent renders an event for wait errors.
+func DescribePodEvent(e observe.Event) string {
+	if p := PodOf(e); p != nil {
+		return string(e.Type) + " " + DescribePod(p)
+	}
+	return fmt.Sprintf("%s %T", e.Type, e.Object)
+}
+
+// PodStartTimeout bounds how long a spec waits for a Pod to run and be Ready
+// (our image is local, so this only absorbs a slow machine).
+const PodStartTimeout = 3 * time.Minute
+
+// WaitForPodEvent waits until an event satisfies match and returns its index,
+// its Pod and all events so far. It fails the spec with what it saw last.
+func WaitForPodEvent(ctx context.Context, rec *observe.Recorder, what string, match func(observe.Event, *corev1.Pod) bool) (int, *corev1.Pod, []observe.Event) {
+	events, err := rec.WaitFor(ctx, PodStartTimeout, what, func(events []observe.Event) bool {
+		return FirstPodEvent(events, match) >= 0
+	}, DescribePodEvent)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	i := FirstPodEvent(events, match)
+	return i, PodOf(events[i]), events
+}
