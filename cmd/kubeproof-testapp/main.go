@@ -58,10 +58,25 @@ func isFlag(s string) bool { return len(s) > 0 && s[0] == '-' }
 
 // state is what the control endpoint switches.
 type state struct {
-	mu      sync.Mutex
-	ready   bool
-	healthy bool
-	started bool
+	mu        sync.Mutex
+	ready     bool
+	healthy   bool
+	started   bool
+	startedAt time.Time
+}
+
+// newState starts with the given probe answers; /startupz fails until
+// startupDelay has passed.
+func newState(ready, healthy bool, startupDelay time.Duration) *state {
+	st := &state{ready: ready, healthy: healthy, started: startupDelay <= 0, startedAt: time.Now()}
+	if startupDelay > 0 {
+		time.AfterFunc(startupDelay, func() {
+			st.mu.Lock()
+			st.started = true
+			st.mu.Unlock()
+		})
+	}
+	return st
 }
 
 func (s *state) get() (ready, healthy, started bool) {
@@ -93,29 +108,40 @@ func serve(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	startedAt := time.Now()
-	st := &state{ready: *ready, healthy: *healthy, started: *startupDelay == 0}
-	if *startupDelay > 0 {
-		time.AfterFunc(*startupDelay, func() {
-			st.mu.Lock()
-			st.started = true
-			st.mu.Unlock()
-		})
-	}
-	hostname, _ := os.Hostname()
+	st := newState(*ready, *healthy, *startupDelay)
 	podIP := os.Getenv("POD_IP")
 	if podIP == "" {
 		podIP = firstIPv4()
 	}
+	mux := newHandler(st, podIP)
+
+	srv := &http.Server{Addr: *listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	fmt.Fprintf(os.Stderr, "%s: serving on %s (pod IP %s)\n", AppName, *listen, podIP)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return srv.Shutdown(shutdownCtx)
+	}
+}
+
+// newHandler serves the identity, probe, control and cgroup endpoints.
+func newHandler(st *state, podIP string) http.Handler {
+	hostname, _ := os.Hostname()
 	identity := func(r *http.Request) Identity {
 		rd, h, s := st.get()
 		return Identity{
 			App: AppName, Hostname: hostname, PodName: os.Getenv("POD_NAME"),
 			PodNamespace: os.Getenv("POD_NAMESPACE"), PodIP: podIP,
-			Ready: rd, Healthy: h, Started: s, StartedAt: startedAt, Path: r.URL.Path,
+			Ready: rd, Healthy: h, Started: s, StartedAt: st.startedAt, Path: r.URL.Path,
 		}
 	}
-
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, identity(r))
@@ -153,21 +179,7 @@ func serve(args []string) error {
 	mux.HandleFunc("/cgroup", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, readCgroupLimits())
 	})
-
-	srv := &http.Server{Addr: *listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	fmt.Fprintf(os.Stderr, "%s: serving on %s (pod IP %s)\n", AppName, *listen, podIP)
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		return srv.Shutdown(shutdownCtx)
-	}
+	return mux
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

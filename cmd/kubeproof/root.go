@@ -44,6 +44,9 @@ Pod, and reports per claim whether the cluster confirmed it.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          usageArgs(cobra.NoArgs),
+		// Without a command, help; with an unknown one, a usage error
+		// (Args rejects it).
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return exitcode.With(exitcode.Usage, err)

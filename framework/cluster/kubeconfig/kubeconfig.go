@@ -74,7 +74,7 @@ func (p *Provider) Info(ctx context.Context) (*cluster.Info, error) {
 func (p *Provider) Status(ctx context.Context) (cluster.Status, error) {
 	info, err := p.Info(ctx)
 	if err != nil {
-		return cluster.Status{Lines: []cluster.StatusLine{{Part: "api-server", State: "unreachable", Detail: err.Error()}}}, nil
+		return cluster.Status{}, err
 	}
 	return cluster.Status{Up: true, Lines: []cluster.StatusLine{
 		{Part: "api-server", State: "ready", Detail: info.KubernetesVersion},

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/kubeproof/kubeproof/framework/exitcode"
+)
+
+func exitFor(args ...string) exitcode.Code {
+	root := newRootCommand()
+	root.SetArgs(args)
+	ctx := context.Background()
+	return report(ctx, root.ExecuteContext(ctx))
+}
+
+// Bad input gets a distinct exit code before anything is touched.
+func TestBadInputExitCodes(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing-kubeconfig")
+	cases := []struct {
+		args []string
+		want exitcode.Code
+	}{
+		{[]string{"up", "--provider", "nope"}, exitcode.Usage},
+		{[]string{"up", "--no-such-flag"}, exitcode.Usage},
+		{[]string{"no-such-command"}, exitcode.Usage},
+		{[]string{"up", "extra-argument"}, exitcode.Usage},
+		{[]string{"up", "--name", "Not_A_Name"}, exitcode.Usage},
+		{[]string{"up", "--component-arg", "kube-apiserver"}, exitcode.Usage},
+		{[]string{"up", "--without", "etcd"}, exitcode.Usage},
+		{[]string{"run", "--label-filter", "&&"}, exitcode.Usage},
+		{[]string{"run", "--provider", "kubeconfig", "--kubeconfig", missing, "--without", "kube-proxy"}, exitcode.Usage},
+		{[]string{"run", "--provider", "kubeconfig", "--kubeconfig", missing, "--report-dir", t.TempDir()}, exitcode.Kubeconfig},
+		{[]string{"status", "--provider", "kubeconfig", "--kubeconfig", missing}, exitcode.Kubeconfig},
+	}
+	for _, tc := range cases {
+		if got := exitFor(tc.args...); got != tc.want {
+			t.Errorf("kubeproof %v: exit %d (%v), want %d (%v)", tc.args, got, got, tc.want, tc.want)
+		}
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	if got := shellQuote("/a b/it's"); got != `'/a b/it'\''s'` {
+		t.Fatalf("shellQuote = %s", got)
+	}
+}
