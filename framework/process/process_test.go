@@ -1,8 +1,8 @@
 package process
 
 import (
-	"path/filepath"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
