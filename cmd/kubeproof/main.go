@@ -41,6 +41,10 @@ func report(ctx context.Context, err error) exitcode.Code {
 	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 		code = exitcode.Interrupted
 	}
+	if code == exitcode.Interrupted {
+		fmt.Fprintln(os.Stderr, "kubeproof: interrupted")
+		return code
+	}
 	if !errors.Is(err, errReported) {
 		lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
 		fmt.Fprintf(os.Stderr, "kubeproof: error: %s\n", lines[0])

@@ -66,9 +66,6 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 	if err != nil {
 		return exitcode.Errorf(exitcode.Usage, "--report-dir %q: %v", r.reportDir, err)
 	}
-	if err := os.MkdirAll(reportDir, 0o755); err != nil {
-		return exitcode.Errorf(exitcode.Usage, "--report-dir: %v", err)
-	}
 
 	info, err := p.Info(ctx)
 	if err != nil {
@@ -88,6 +85,9 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 				}
 			}()
 		}
+	}
+	if err := os.MkdirAll(reportDir, 0o755); err != nil {
+		return exitcode.Errorf(exitcode.Usage, "--report-dir: %v", err)
 	}
 	infoPath := filepath.Join(reportDir, "cluster.json")
 	if err := info.Save(infoPath); err != nil {

@@ -98,6 +98,10 @@ func Ensure(ctx context.Context, opts Options) (Set, error) {
 	if err == nil {
 		return set, nil
 	}
+	// Something must be built: check for Go before touching the cache.
+	if _, err := newGoTool(opts, ""); err != nil {
+		return Set{}, err
+	}
 	if err := os.MkdirAll(filepath.Join(opts.CacheDir, "binaries"), 0o755); err != nil {
 		return Set{}, fmt.Errorf("create binaries cache: %w", err)
 	}

@@ -17,18 +17,25 @@ import (
 	"github.com/kubeproof/kubeproof/framework/process"
 )
 
-// sharedHostPaths are host directories outside the cluster's own that its
-// components create when missing: containerd's shim sockets, libcni's result
-// cache, the kubelet's container log links, iproute2's namespace directory,
-// and our own roots. `down` removes the ones that did not exist before `up`
-// once they are empty again.
+// sharedHostPaths are host paths outside the cluster's own directories that
+// its components create when missing: containerd's shim sockets, libcni's
+// result cache, the kubelet's container log links and its device plugin
+// socket (a fixed path in every kubelet), iproute2's namespace directory, and
+// our own roots. `down` removes the ones that did not exist before `up` once
+// they are empty again (children before parents).
 var sharedHostPaths = []string{
 	"/run/containerd/s", "/run/containerd",
 	"/var/lib/cni/results", "/var/lib/cni",
 	"/var/log/containers", "/var/log/pods",
+	kubeletDevicePluginSocket, "/var/lib/kubelet/device-plugins", "/var/lib/kubelet",
 	"/run/netns",
 	DataRoot, RunRoot,
 }
+
+// kubeletDevicePluginSocket is where every kubelet serves the device plugin
+// registration API, whatever its --root-dir. Two kubelets on one host share
+// it, so only the last local cluster to go down removes it.
+const kubeletDevicePluginSocket = "/var/lib/kubelet/device-plugins/kubelet.sock"
 
 // hostPaths records, per shared host path, whether it existed before `up`
 // and (for /run/netns) whether it was a mount point.
@@ -71,11 +78,25 @@ func cleanHostPaths(st *state, l layout) []error {
 		}
 	}
 	if st == nil {
+		// Without a record of what existed, only our own roots are surely
+		// ours to remove.
+		for _, p := range []string{DataRoot, RunRoot} {
+			if dirEmpty(p) {
+				if err := os.Remove(p); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
 		return errs
 	}
 	if !st.HostPaths.NetnsWasMount && isMountPoint("/run/netns") && dirEmpty("/run/netns") {
 		if err := syscall.Unmount("/run/netns", syscall.MNT_DETACH); err != nil {
 			errs = append(errs, fmt.Errorf("unmount /run/netns: %w", err))
+		}
+	}
+	if existed, known := st.HostPaths.Existed[kubeletDevicePluginSocket]; known && !existed && len(otherClusters(l.name)) == 0 {
+		if err := os.Remove(kubeletDevicePluginSocket); err != nil && !os.IsNotExist(err) {
+			errs = append(errs, err)
 		}
 	}
 	for _, p := range sharedHostPaths {
