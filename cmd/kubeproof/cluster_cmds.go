@@ -2,13 +2,13 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kubeproof/kubeproof/framework/binaries"
+	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/cluster/local"
 	"github.com/kubeproof/kubeproof/framework/exitcode"
 	"github.com/kubeproof/kubeproof/framework/hostpkg"
@@ -16,56 +16,46 @@ import (
 	"github.com/kubeproof/kubeproof/framework/progress"
 )
 
-func newUpCommand(o *options) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "up",
-		Short: "Bring a cluster up (local: build what is missing, start every component, wait for the node to be Ready)",
+// providerCommand is a command that acts on the cluster the flags name.
+func providerCommand(o *options, use, short string, act func(cmd *cobra.Command, p cluster.Provider) error) *cobra.Command {
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			pr := printer()
-			p, err := newProvider(cmd, o, pr)
+			p, err := newProvider(cmd, o, printer())
 			if err != nil {
 				return err
 			}
+			return act(cmd, p)
+		},
+	}
+}
+
+func newUpCommand(o *options) *cobra.Command {
+	cmd := providerCommand(o, "up", "Bring a cluster up (local: build what is missing, start every component, wait for the node to be Ready)",
+		func(cmd *cobra.Command, p cluster.Provider) error {
 			begin := time.Now()
 			info, err := p.Up(cmd.Context())
 			if err != nil {
 				return err
 			}
-			pr.Infof("up in %s; use it with: eval $(kubeproof env --name %s)", progress.Round(time.Since(begin)), o.name)
+			printer().Infof("up in %s; use it with: eval $(kubeproof env --name %s)", progress.Round(time.Since(begin)), o.name)
 			fmt.Printf("KUBECONFIG=%s\n", info.Kubeconfig)
 			return nil
-		},
-	}
+		})
 	addClusterFlags(cmd, o)
 	return cmd
 }
 
 func newDownCommand(o *options) *cobra.Command {
-	return &cobra.Command{
-		Use:   "down",
-		Short: "Remove a cluster and everything it left on this machine",
-		Args:  usageArgs(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := newProvider(cmd, o, printer())
-			if err != nil {
-				return err
-			}
-			return p.Down(cmd.Context())
-		},
-	}
+	return providerCommand(o, "down", "Remove a cluster and everything it left on this machine",
+		func(cmd *cobra.Command, p cluster.Provider) error { return p.Down(cmd.Context()) })
 }
 
 func newStatusCommand(o *options) *cobra.Command {
-	return &cobra.Command{
-		Use:   "status",
-		Short: "Show whether the cluster is up and how its parts are",
-		Args:  usageArgs(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := newProvider(cmd, o, printer())
-			if err != nil {
-				return err
-			}
+	return providerCommand(o, "status", "Show whether the cluster is up and how its parts are",
+		func(cmd *cobra.Command, p cluster.Provider) error {
 			s, err := p.Status(cmd.Context())
 			if err != nil {
 				return err
@@ -75,34 +65,25 @@ func newStatusCommand(o *options) *cobra.Command {
 				return exitcode.Errorf(exitcode.Unreachable, "cluster %q is not up", o.name)
 			}
 			return nil
-		},
-	}
+		})
 }
 
 func newEnvCommand(o *options) *cobra.Command {
-	return &cobra.Command{
-		Use:   "env",
-		Short: "Print shell exports to use the cluster: eval $(kubeproof env)",
-		Args:  usageArgs(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := newProvider(cmd, o, printer())
-			if err != nil {
-				return err
-			}
+	return providerCommand(o, "env", "Print shell exports to use the cluster: eval $(kubeproof env)",
+		func(cmd *cobra.Command, p cluster.Provider) error {
 			info, err := p.Info(cmd.Context())
 			if err != nil {
 				return err
 			}
 			fmt.Printf("export KUBECONFIG=%s\n", shellQuote(info.Kubeconfig))
 			if o.provider == local.ProviderName {
-				fmt.Printf("export KUBEPROOF_CLUSTER_INFO=%s\n", shellQuote(filepath.Join(filepath.Dir(info.Kubeconfig), "cluster.json")))
+				fmt.Printf("export KUBEPROOF_CLUSTER_INFO=%s\n", shellQuote(local.InfoPath(o.name)))
 			}
 			if info.Kubectl != "" {
 				fmt.Printf("# kubectl %s: %s\n", info.KubernetesVersion, info.Kubectl)
 			}
 			return nil
-		},
-	}
+		})
 }
 
 func newPrepareCommand(o *options) *cobra.Command {

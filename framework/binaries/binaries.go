@@ -326,3 +326,12 @@ func downloadModule(ctx context.Context, g *goTool, module string) (moduleInfo, 
 	}
 	return info, nil
 }
+
+// wrapperDir is the generated module that builds one release.
+func wrapperDir(opts Options, name string) (string, error) {
+	dir := filepath.Join(opts.CacheDir, "build", name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create build module %s: %w", dir, err)
+	}
+	return dir, nil
+}

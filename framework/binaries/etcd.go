@@ -11,9 +11,9 @@ import (
 
 func buildEtcd(ctx context.Context, opts Options, dir string) error {
 	version := opts.EtcdVersion
-	wrapper := filepath.Join(opts.CacheDir, "build", "etcd-"+version)
-	if err := os.MkdirAll(wrapper, 0o755); err != nil {
-		return fmt.Errorf("create build module: %w", err)
+	wrapper, err := wrapperDir(opts, "etcd-"+version)
+	if err != nil {
+		return err
 	}
 	return buildInto(ctx, opts, "etcd "+version, wrapper, dir, func(g *goTool, out string, onLine func(string)) error {
 		if err := os.WriteFile(filepath.Join(wrapper, "go.mod"), etcdWrapperGoMod(version), 0o644); err != nil {

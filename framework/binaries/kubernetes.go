@@ -20,9 +20,9 @@ var unpublishedStaging = map[string]bool{
 
 func buildKubernetes(ctx context.Context, opts Options, dir string) error {
 	version := opts.KubernetesVersion
-	wrapper := filepath.Join(opts.CacheDir, "build", "kubernetes-"+version)
-	if err := os.MkdirAll(wrapper, 0o755); err != nil {
-		return fmt.Errorf("create build module: %w", err)
+	wrapper, err := wrapperDir(opts, "kubernetes-"+version)
+	if err != nil {
+		return err
 	}
 	return buildInto(ctx, opts, "Kubernetes "+version, wrapper, dir, func(g *goTool, out string, onLine func(string)) error {
 		info, err := downloadModule(ctx, g, "k8s.io/kubernetes@"+version)

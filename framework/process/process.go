@@ -104,40 +104,40 @@ func (r Record) Stop(grace time.Duration) error {
 
 // Terminate stops pid as Stop does, without the identity check.
 func Terminate(pid int, grace time.Duration) error {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		if errors.Is(err, unix.ESRCH) {
+	return withPidfd(pid, func(fd int) error {
+		signal(pid, syscall.SIGTERM)
+		if waitFD(fd, grace) {
 			return nil
 		}
-		return fmt.Errorf("open pidfd for %d: %w", pid, err)
-	}
-	defer unix.Close(fd)
-	signal(pid, syscall.SIGTERM)
-	if waitFD(fd, grace) {
-		return nil
-	}
-	signal(pid, syscall.SIGKILL)
-	if waitFD(fd, 10*time.Second) {
-		return nil
-	}
-	return fmt.Errorf("process %d did not exit 10s after SIGKILL", pid)
+		return killAndWait(pid, fd, 10*time.Second)
+	})
 }
 
 // Kill sends SIGKILL and waits for the process to end.
 func Kill(pid int, timeout time.Duration) error {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		if errors.Is(err, unix.ESRCH) {
-			return nil
-		}
-		return fmt.Errorf("open pidfd for %d: %w", pid, err)
-	}
-	defer unix.Close(fd)
+	return withPidfd(pid, func(fd int) error { return killAndWait(pid, fd, timeout) })
+}
+
+func killAndWait(pid, fd int, timeout time.Duration) error {
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 	if waitFD(fd, timeout) {
 		return nil
 	}
 	return fmt.Errorf("process %d did not exit %s after SIGKILL", pid, timeout)
+}
+
+// withPidfd runs fn with a pidfd for pid; a process that is already gone is
+// not an error.
+func withPidfd(pid int, fn func(fd int) error) error {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		if errors.Is(err, unix.ESRCH) {
+			return nil
+		}
+		return fmt.Errorf("open pidfd for %d: %w", pid, err)
+	}
+	defer unix.Close(fd)
+	return fn(fd)
 }
 
 // signal sends sig to the process group led by pid (our components lead their

@@ -51,36 +51,23 @@ func components(c Config, l layout, bin binaries.Set) []component {
 		}},
 		{name: APIServer, args: apiServerArgs(c, l, bin, etcdClientURL)},
 		{name: Containerd, inNode: true, args: []string{"containerd", "--config=" + l.conf("containerd.toml")}},
-		{name: ControllerManager, args: []string{bin.Path(ControllerManager),
-			"--kubeconfig=" + l.conf(ControllerManager+".kubeconfig"),
-			"--authentication-kubeconfig=" + l.conf(ControllerManager+".kubeconfig"),
-			"--authorization-kubeconfig=" + l.conf(ControllerManager+".kubeconfig"),
-			"--bind-address=" + host,
-			"--secure-port=" + strconv.Itoa(c.ControllerManagerPort),
-			"--leader-elect=false",
+		{name: ControllerManager, args: append(controlPlaneArgs(bin, l, ControllerManager, host, c.ControllerManagerPort),
 			"--controllers=*,bootstrapsigner,tokencleaner",
 			"--use-service-account-credentials=true",
-			"--service-account-private-key-file=" + pkiPath("sa.key"),
-			"--root-ca-file=" + pkiPath("ca.crt"),
-			"--client-ca-file=" + pkiPath("ca.crt"),
-			"--requestheader-client-ca-file=" + pkiPath("front-proxy-ca.crt"),
+			"--service-account-private-key-file="+pkiPath("sa.key"),
+			"--root-ca-file="+pkiPath("ca.crt"),
+			"--client-ca-file="+pkiPath("ca.crt"),
+			"--requestheader-client-ca-file="+pkiPath("front-proxy-ca.crt"),
 			// The CSR API issues client certificates with the cluster CA.
-			"--cluster-signing-cert-file=" + pkiPath("ca.crt"),
-			"--cluster-signing-key-file=" + pkiPath("ca.key"),
+			"--cluster-signing-cert-file="+pkiPath("ca.crt"),
+			"--cluster-signing-key-file="+pkiPath("ca.key"),
 			"--allocate-node-cidrs=true",
-			"--cluster-cidr=" + c.PodCIDR,
+			"--cluster-cidr="+c.PodCIDR,
 			"--node-cidr-mask-size=24",
-			"--service-cluster-ip-range=" + c.ServiceCIDR,
-			"--cluster-name=" + c.Name,
-		}},
-		{name: Scheduler, args: []string{bin.Path(Scheduler),
-			"--kubeconfig=" + l.conf(Scheduler+".kubeconfig"),
-			"--authentication-kubeconfig=" + l.conf(Scheduler+".kubeconfig"),
-			"--authorization-kubeconfig=" + l.conf(Scheduler+".kubeconfig"),
-			"--bind-address=" + host,
-			"--secure-port=" + strconv.Itoa(c.SchedulerPort),
-			"--leader-elect=false",
-		}},
+			"--service-cluster-ip-range="+c.ServiceCIDR,
+			"--cluster-name="+c.Name,
+		)},
+		{name: Scheduler, args: controlPlaneArgs(bin, l, Scheduler, host, c.SchedulerPort)},
 		{name: Kubelet, inNode: true, args: []string{bin.Path(Kubelet),
 			"--config=" + l.conf("kubelet.yaml"),
 			"--kubeconfig=" + l.conf(Kubelet+".kubeconfig"),
@@ -108,6 +95,21 @@ func components(c Config, l layout, bin binaries.Set) []component {
 		out = append(out, comp)
 	}
 	return out
+}
+
+// controlPlaneArgs are the flags the controller manager and the scheduler
+// share: their identity, where they serve, and no leader election (there is
+// one of each).
+func controlPlaneArgs(bin binaries.Set, l layout, name, host string, port int) []string {
+	kubeconfig := l.conf(name + ".kubeconfig")
+	return []string{bin.Path(name),
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
+		"--bind-address=" + host,
+		"--secure-port=" + strconv.Itoa(port),
+		"--leader-elect=false",
+	}
 }
 
 func apiServerArgs(c Config, l layout, bin binaries.Set, etcdURL string) []string {

@@ -62,6 +62,8 @@ type Config struct {
 	ServiceCIDR string
 	// LinkCIDR is the /30 between host and node: the host side gets the
 	// first address (the API server listens there), the node the second.
+	// Empty means the first /30 of 10.250.0.0/16 that no host route
+	// covers, so that clusters side by side get links of their own.
 	LinkCIDR string
 	// APIServerPort is the API server's port on the host-side link address.
 	APIServerPort int
@@ -109,9 +111,6 @@ func (c Config) WithDefaults() Config {
 	if c.ServiceCIDR == "" {
 		c.ServiceCIDR = "10.96.0.0/16"
 	}
-	if c.LinkCIDR == "" {
-		c.LinkCIDR = "10.250.0.0/30"
-	}
 	if c.APIServerPort == 0 {
 		c.APIServerPort = 6443
 	}
@@ -139,7 +138,11 @@ func (c Config) Validate() error {
 	if !nameRE.MatchString(c.Name) {
 		return bad("cluster name %q: use 1-20 lowercase letters, digits and dashes, starting with a letter", c.Name)
 	}
-	for _, cidr := range []struct{ flag, value string }{{"--pod-cidr", c.PodCIDR}, {"--service-cidr", c.ServiceCIDR}, {"link CIDR", c.LinkCIDR}} {
+	cidrs := []struct{ flag, value string }{{"--pod-cidr", c.PodCIDR}, {"--service-cidr", c.ServiceCIDR}}
+	if c.LinkCIDR != "" {
+		cidrs = append(cidrs, struct{ flag, value string }{"link CIDR", c.LinkCIDR})
+	}
+	for _, cidr := range cidrs {
 		ip, n, err := net.ParseCIDR(cidr.value)
 		if err != nil || ip.To4() == nil {
 			return bad("%s %q is not an IPv4 CIDR", cidr.flag, cidr.value)
@@ -151,11 +154,15 @@ func (c Config) Validate() error {
 	if ones, _ := mustCIDR(c.PodCIDR).Mask.Size(); ones > 23 {
 		return bad("--pod-cidr %s is too small: the node takes a /24 of it", c.PodCIDR)
 	}
-	if ones, _ := mustCIDR(c.LinkCIDR).Mask.Size(); ones > 30 {
-		return bad("link CIDR %s is too small: it needs two addresses", c.LinkCIDR)
+	nets := map[string]*net.IPNet{"pod": mustCIDR(c.PodCIDR), "service": mustCIDR(c.ServiceCIDR)}
+	keys := []string{"pod", "service"}
+	if c.LinkCIDR != "" {
+		if ones, _ := mustCIDR(c.LinkCIDR).Mask.Size(); ones > 30 {
+			return bad("link CIDR %s is too small: it needs two addresses", c.LinkCIDR)
+		}
+		nets["link"] = mustCIDR(c.LinkCIDR)
+		keys = append(keys, "link")
 	}
-	nets := map[string]*net.IPNet{"pod": mustCIDR(c.PodCIDR), "service": mustCIDR(c.ServiceCIDR), "link": mustCIDR(c.LinkCIDR)}
-	keys := []string{"link", "pod", "service"}
 	for i, a := range keys {
 		for _, b := range keys[i+1:] {
 			if overlap(nets[a], nets[b]) {

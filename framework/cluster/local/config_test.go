@@ -15,7 +15,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework/exitcode"
 )
 
-func testConfig() Config { return Config{Name: "t"}.WithDefaults() }
+func testConfig() Config { return Config{Name: "t", LinkCIDR: "10.250.0.0/30"}.WithDefaults() }
 
 func TestValidate(t *testing.T) {
 	if err := testConfig().Validate(); err != nil {
@@ -214,5 +214,26 @@ func TestHelpers(t *testing.T) {
 	args := []string{"containerd-shim-runc-v2", "-namespace", "k8s.io", "-id", "abc", "-address", "/run/x.sock"}
 	if flagValue(args, "-id") != "abc" || flagValue(args, "-address") != "/run/x.sock" || flagValue(args, "-nope") != "" {
 		t.Error("flagValue")
+	}
+}
+
+// A second cluster gets the next free link; routes of the first (and of the
+// machine) are avoided.
+func TestChooseLink(t *testing.T) {
+	c := Config{Name: "t"}.WithDefaults()
+	mk := func(cidr, dev string) route { return route{dst: mustCIDR(cidr), dev: dev} }
+	routes := []route{
+		mk("0.0.0.0/0", "eth0"),
+		mk("192.0.2.0/24", "eth0"),
+		mk("10.250.0.0/30", "kp-kubeproof"),
+		mk("10.250.0.4/30", "kp-other"),
+	}
+	got, err := chooseLink(c, routes)
+	if err != nil || got != "10.250.0.8/30" {
+		t.Fatalf("chooseLink = %q, %v; want 10.250.0.8/30", got, err)
+	}
+	full := append(routes, mk("10.250.0.0/16", "somewhere"))
+	if _, err := chooseLink(c, full); exitcode.Of(err) != exitcode.Conflict {
+		t.Fatalf("a full pool must be a Conflict: %v", err)
 	}
 }

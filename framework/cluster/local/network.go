@@ -141,7 +141,7 @@ func checkRoutes(c Config) error {
 	if err != nil {
 		return err
 	}
-	for _, want := range []struct{ flag, cidr string }{{"--pod-cidr", c.PodCIDR}, {"--service-cidr", c.ServiceCIDR}, {"link CIDR", c.LinkCIDR}} {
+	for _, want := range []struct{ flag, cidr string }{{"--pod-cidr", c.PodCIDR}, {"--service-cidr", c.ServiceCIDR}, {"the host-node link", c.LinkCIDR}} {
 		n := mustCIDR(want.cidr)
 		for _, r := range routes {
 			if r.dst.IP.Equal(net.IPv4zero) {
@@ -153,6 +153,35 @@ func checkRoutes(c Config) error {
 		}
 	}
 	return nil
+}
+
+// linkPool is where links between host and node are taken from.
+const linkPool = "10.250.0.0/16"
+
+// chooseLink returns the first /30 of linkPool that overlaps neither a host
+// route nor the cluster's own CIDRs.
+func chooseLink(c Config, routes []route) (string, error) {
+	taken := []*net.IPNet{mustCIDR(c.PodCIDR), mustCIDR(c.ServiceCIDR)}
+	for _, r := range routes {
+		if !r.dst.IP.Equal(net.IPv4zero) {
+			taken = append(taken, r.dst)
+		}
+	}
+	pool := mustCIDR(linkPool)
+	for ip := pool.IP; pool.Contains(ip); ip = addIP(ip, 4) {
+		link := &net.IPNet{IP: ip, Mask: net.CIDRMask(30, 32)}
+		free := true
+		for _, t := range taken {
+			if overlap(link, t) {
+				free = false
+				break
+			}
+		}
+		if free {
+			return link.String(), nil
+		}
+	}
+	return "", exitcode.Errorf(exitcode.Conflict, "no free /30 left in %s for the host-node link", linkPool)
 }
 
 type route struct {

@@ -138,5 +138,6 @@ func adminClient(l layout) (kubernetes.Interface, error) {
 	return kubernetes.NewForConfig(cfg)
 }
 
-// KubeconfigPath is where the admin kubeconfig of the named cluster lives.
-func KubeconfigPath(name string) string { return layout{name: name}.adminKubeconfig() }
+// InfoPath is where the cluster info of the named cluster lives, for
+// --kubeproof.cluster-info.
+func InfoPath(name string) string { return layout{name: name}.infoFile() }

@@ -47,10 +47,10 @@ const (
 // are cached and outlive the cluster); then every change is recorded in the
 // state file before it is made and undone if Up fails or is interrupted.
 func (p *Provider) Up(ctx context.Context) (*cluster.Info, error) {
-	c, pr := p.cfg, p.cfg.Progress
 	if err := p.preflight(); err != nil {
 		return nil, err
 	}
+	c, pr := p.cfg, p.cfg.Progress
 	if err := hostpkg.Ensure(ctx, hostpkg.LocalCluster, pr); err != nil {
 		return nil, err
 	}
@@ -130,6 +130,17 @@ func (p *Provider) preflight() error {
 		if _, err := exec.LookPath(tool); err != nil && len(hostpkg.Missing(hostpkg.LocalCluster)) == 0 {
 			return exitcode.Errorf(exitcode.MissingTool, "%s not found in PATH", tool)
 		}
+	}
+	if c.LinkCIDR == "" {
+		routes, err := hostRoutes()
+		if err != nil {
+			return err
+		}
+		link, err := chooseLink(c, routes)
+		if err != nil {
+			return err
+		}
+		p.cfg.LinkCIDR, c.LinkCIDR = link, link
 	}
 	if err := checkRoutes(c); err != nil {
 		return err
