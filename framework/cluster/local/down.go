@@ -44,6 +44,7 @@ func (p *Provider) Down(ctx context.Context) error {
 		}
 	}
 	procs := p.processes(st)
+	sandboxes := p.sandboxes()
 	// The node agents first, so that nothing restarts containers.
 	add(stopAll(procs, 5*time.Second, Kubelet, KubeProxy)...)
 	// Containers: everything in our cgroups.
@@ -67,7 +68,7 @@ func (p *Provider) Down(ctx context.Context) error {
 		}
 	}
 	add(restoreHostSysctls(p.cfg.Name))
-	add(cleanHostPaths(st, l)...)
+	add(cleanHostPaths(st, l, sandboxes)...)
 	if len(errs) > 0 {
 		err := fmt.Errorf("cluster %q was not removed cleanly: %w", p.cfg.Name, errors.Join(errs...))
 		done(err)
@@ -75,6 +76,31 @@ func (p *Provider) Down(ctx context.Context) error {
 	}
 	done(nil)
 	return nil
+}
+
+// sandboxes lists the IDs of the pod sandboxes containerd knows (one task
+// directory each), and those its shims serve, before either goes away.
+func (p *Provider) sandboxes() []string {
+	var ids []string
+	entries, _ := os.ReadDir(filepath.Join(p.l.containerdState(), "io.containerd.runtime.v2.task", "k8s.io"))
+	for _, e := range entries {
+		ids = append(ids, e.Name())
+	}
+	for _, pid := range p.shims() {
+		if args, err := process.Args(pid); err == nil {
+			ids = append(ids, flagValue(args, "-id"))
+		}
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// shims lists the containerd shims that serve our containerd.
+func (p *Provider) shims() []int {
+	addr := p.l.containerdSock()
+	return process.Find(func(args []string) bool {
+		return len(args) > 0 && strings.HasPrefix(filepath.Base(args[0]), "containerd-shim") && flagValue(args, "-address") == addr
+	})
 }
 
 // leftovers reports whether anything of the cluster remains without a state
@@ -174,9 +200,7 @@ func killAll(pids []int) []error {
 func (p *Provider) killShims() []error {
 	addr := p.l.containerdSock()
 	var errs []error
-	for _, pid := range process.Find(func(args []string) bool {
-		return len(args) > 0 && strings.HasPrefix(filepath.Base(args[0]), "containerd-shim") && flagValue(args, "-address") == addr
-	}) {
+	for _, pid := range p.shims() {
 		args, _ := process.Args(pid)
 		ns, id := flagValue(args, "-namespace"), flagValue(args, "-id")
 		if err := process.Kill(pid, 10*time.Second); err != nil {

@@ -56,7 +56,7 @@ func recordHostPaths() hostPaths {
 
 // cleanHostPaths removes our entries from shared host directories, then the
 // directories we created, if nothing else uses them now.
-func cleanHostPaths(st *state, l layout) []error {
+func cleanHostPaths(st *state, l layout, sandboxes []string) []error {
 	var errs []error
 	// Container log links the kubelet made for our pods.
 	if entries, err := os.ReadDir("/var/log/containers"); err == nil {
@@ -69,8 +69,14 @@ func cleanHostPaths(st *state, l layout) []error {
 			}
 		}
 	}
-	// libcni caches each attachment's result under our network's name.
-	if matches, err := filepath.Glob(filepath.Join("/var/lib/cni/results", "kubeproof-"+l.name+"-*")); err == nil {
+	// libcni caches each attachment's result as <network>-<sandbox>-<if>:
+	// our pod network's, and containerd's loopback ones for our sandboxes.
+	patterns := []string{"kubeproof-" + l.name + "-*"}
+	for _, id := range sandboxes {
+		patterns = append(patterns, "cni-loopback-"+id+"-*")
+	}
+	for _, pattern := range patterns {
+		matches, _ := filepath.Glob(filepath.Join("/var/lib/cni/results", pattern))
 		for _, m := range matches {
 			if err := os.Remove(m); err != nil {
 				errs = append(errs, err)
