@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/cluster/kubeconfig"
 	"github.com/kubeproof/kubeproof/framework/kubectl"
@@ -125,6 +127,16 @@ func (f *Framework) setUp(ctx context.Context) {
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "create the spec's namespace")
 	f.Namespace = ns.Name
 	ginkgo.DeferCleanup(f.deleteNamespace, ns.Name)
+
+	// Pods in a namespace wait in admission until its "default"
+	// ServiceAccount exists; a spec measuring a Pod's path must not
+	// measure that wait too (the documents use established namespaces).
+	lw := cache.NewFilteredListWatchFromClient(f.Client.CoreV1().RESTClient(), "serviceaccounts", ns.Name, func(o *metav1.ListOptions) {
+		o.FieldSelector = observe.NameSelector("default")
+	})
+	_, err = observe.Until(ctx, time.Minute, "the default ServiceAccount of namespace "+ns.Name, lw,
+		func(*corev1.ServiceAccount) (bool, error) { return true, nil }, nil)
+	ExpectNoError(err, "wait for the namespace's default ServiceAccount")
 }
 
 // deleteNamespace deletes the spec's namespace and waits until it is gone,
@@ -154,12 +166,26 @@ func (f *Framework) Require(c cluster.Capability) {
 	}
 }
 
-// Evidence records an observation for the claims report. The value should
-// be JSON-friendly (strings, numbers, maps, structs with exported fields).
-func Evidence(name string, value any) {
-	ginkgo.AddReportEntry("evidence:"+name, value, ginkgo.ReportEntryVisibilityFailureOrVerbose)
-}
-
 func kubeconfigInfo(path, kubeContext string) (*cluster.Info, error) {
 	return kubeconfig.New(path, kubeContext).Info(context.Background())
+}
+
+// ExpectNoError fails the spec when err is not nil, explaining what was
+// being done.
+func ExpectNoError(err error, what string, args ...any) {
+	ginkgo.GinkgoHelper()
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), append([]any{what}, args...)...)
+}
+
+// ListSpecs walks the specs registered in this binary without running them.
+func ListSpecs() []claims.SpecInfo {
+	report := ginkgo.PreviewSpecs("kubeproof")
+	var out []claims.SpecInfo
+	for _, sr := range report.SpecReports {
+		if sr.LeafNodeType != types.NodeTypeIt {
+			continue
+		}
+		out = append(out, claims.SpecsFromLabels(sr.FullText(), sr.Labels()))
+	}
+	return out
 }

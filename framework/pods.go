@@ -111,3 +111,50 @@ func WaitForPodEvent(ctx context.Context, rec *observe.Recorder, what string, ma
 	i := FirstPodEvent(events, match)
 	return i, PodOf(events[i]), events
 }
+
+// RecordEvents records every Event (core/v1) in the spec's namespace from
+// now on, until the spec ends.
+func (f *Framework) RecordEvents(ctx context.Context) *observe.Recorder {
+	lw := cache.NewListWatchFromClient(f.Client.CoreV1().RESTClient(), "events", f.Namespace, fields.Everything())
+	rec, err := observe.Record(ctx, lw)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "watch events in %s", f.Namespace)
+	ginkgo.DeferCleanup(rec.Stop)
+	return rec
+}
+
+// EventReasons returns, in the order received, the reasons of the events
+// about the named object (first occurrence of each).
+func EventReasons(events []observe.Event, name string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, e := range events {
+		ev, ok := e.Object.(*corev1.Event)
+		if !ok || ev.InvolvedObject.Name != name || seen[ev.Reason] {
+			continue
+		}
+		seen[ev.Reason] = true
+		out = append(out, ev.Reason)
+	}
+	return out
+}
+
+// FindEvent returns the first event about name with reason, or nil.
+func FindEvent(events []observe.Event, name, reason string) *corev1.Event {
+	for _, e := range events {
+		if ev, ok := e.Object.(*corev1.Event); ok && ev.InvolvedObject.Name == name && ev.Reason == reason {
+			return ev
+		}
+	}
+	return nil
+}
+
+// RecordLease records the events of a node's Lease (kube-node-lease), which
+// the kubelet renews to say it is alive.
+func (f *Framework) RecordLease(ctx context.Context, node string) *observe.Recorder {
+	lw := cache.NewListWatchFromClient(f.Client.CoordinationV1().RESTClient(), "leases", "kube-node-lease",
+		fields.OneTermEqualSelector("metadata.name", node))
+	rec, err := observe.Record(ctx, lw)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "watch the Lease of node %s", node)
+	ginkgo.DeferCleanup(rec.Stop)
+	return rec
+}

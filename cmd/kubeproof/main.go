@@ -28,12 +28,12 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := newRootCommand().ExecuteContext(ctx)
-	os.Exit(int(report(ctx, err)))
+	os.Exit(int(exitWith(ctx, err)))
 }
 
-// report prints err on one line (the first line of a multi-line error is
+// exitWith prints err on one line (the first line of a multi-line error is
 // the message; the rest is context, indented) and returns the exit code.
-func report(ctx context.Context, err error) exitcode.Code {
+func exitWith(ctx context.Context, err error) exitcode.Code {
 	if err == nil {
 		return exitcode.OK
 	}

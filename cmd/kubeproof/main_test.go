@@ -12,7 +12,7 @@ func exitFor(args ...string) exitcode.Code {
 	root := newRootCommand()
 	root.SetArgs(args)
 	ctx := context.Background()
-	return report(ctx, root.ExecuteContext(ctx))
+	return exitWith(ctx, root.ExecuteContext(ctx))
 }
 
 // Bad input gets a distinct exit code before anything is touched.

@@ -7,24 +7,29 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/spf13/cobra"
 
+	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/cluster/local"
 	"github.com/kubeproof/kubeproof/framework/exitcode"
+	"github.com/kubeproof/kubeproof/framework/report"
 )
 
 type runOptions struct {
-	keep        bool
-	reportDir   string
-	labelFilter string
-	focus       []string
-	verbose     bool
-	timeout     time.Duration
+	sel           selection
+	failOnRefuted bool
+	keep          bool
+	reportDir     string
+	labelFilter   string
+	focus         []string
+	verbose       bool
+	timeout       time.Duration
 }
 
 func newRunCommand(o *options) *cobra.Command {
@@ -44,11 +49,13 @@ codes mean kubeproof itself could not do its job (see kubeproof --help).`,
 	addClusterFlags(cmd, o)
 	f := cmd.Flags()
 	f.BoolVar(&r.keep, "keep", false, "leave a cluster this run brought up running afterwards")
-	f.StringVar(&r.reportDir, "report-dir", "kubeproof-report", "directory for junit.xml, the cluster info and (on failure) component logs")
+	f.StringVar(&r.reportDir, "report-dir", "kubeproof-report", "directory for claims.md, claims.html, claims.json, junit.xml, the cluster info and (on failure) component logs")
 	f.StringVar(&r.labelFilter, "label-filter", "", "run only specs whose labels match this Ginkgo label filter, e.g. 'claim:POD-READY'")
 	f.StringSliceVar(&r.focus, "focus", nil, "run only specs whose text matches this regular expression (repeatable)")
 	f.BoolVarP(&r.verbose, "verbose", "v", false, "print every spec's steps as it runs")
 	f.DurationVar(&r.timeout, "timeout", time.Hour, "give up on the suites after this long")
+	f.BoolVar(&r.failOnRefuted, "fail-on-refuted", false, "exit with code 10 when a documented claim is refuted (by default refuted documentation is reported, not failed)")
+	r.sel.addFlags(cmd, true)
 	return cmd
 }
 
@@ -56,6 +63,18 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 	ctx := cmd.Context()
 	if _, err := types.ParseLabelFilter(r.labelFilter); err != nil {
 		return exitcode.Errorf(exitcode.Usage, "--label-filter %q: %v", r.labelFilter, err)
+	}
+	cat, err := r.sel.load()
+	if err != nil {
+		return err
+	}
+	selected, err := r.sel.pick(cat)
+	if err != nil {
+		return err
+	}
+	filter := r.labelFilter
+	if len(r.sel.claimIDs) > 0 || len(r.sel.documents) > 0 {
+		filter = specFilter(selected, r.labelFilter)
 	}
 	pr := printer()
 	p, err := newProvider(cmd, o, pr)
@@ -94,16 +113,80 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 		return err
 	}
 	pr.Infof("running the suites against %s cluster %q (Kubernetes %s); reports in %s", info.Provider, info.Name, info.KubernetesVersion, reportDir)
-	code, err := runSpecProcess(ctx, infoPath, reportDir, r)
+	code := exitcode.OK
+	specsReport := filepath.Join(reportDir, specsReportName)
+	_ = os.Remove(specsReport) // a report of an earlier run must not be judged again
+	if filter != noSpecs {
+		if code, err = runSpecProcess(ctx, infoPath, reportDir, filter, r); err != nil {
+			return err
+		}
+	}
+	rep, err := judgeRun(reportDir, cat, selected, info)
 	if err != nil {
 		return err
 	}
+	report.Terminal(os.Stdout, rep)
+	pr.Infof("reports: %s", strings.Join(reportFiles(reportDir), ", "))
 	if code != exitcode.OK {
 		exportLogs(ctx, p, reportDir)
 		return exitcode.With(code, errReported)
 	}
-	pr.Infof("all specs passed; JUnit report: %s", filepath.Join(reportDir, "junit.xml"))
+	if r.failOnRefuted && rep.Summary[string(claims.Refuted)] > 0 {
+		return exitcode.Errorf(exitcode.Refuted, "%d documented claims were refuted (--fail-on-refuted)", rep.Summary[string(claims.Refuted)])
+	}
 	return nil
+}
+
+// specsReportName is the Ginkgo JSON report the judge reads.
+const specsReportName = "specs.json"
+
+// noSpecs is the label filter of a selection that names no spec (only
+// claims no cluster can test).
+const noSpecs = "\x00no-specs"
+
+// specFilter restricts a run to the specs of the selected claims (and to the
+// user's own filter, if any).
+func specFilter(selected []claims.Claim, userFilter string) string {
+	ids := claims.SpecIDs(selected)
+	if len(ids) == 0 {
+		return noSpecs
+	}
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = claims.SpecLabelPrefix + id
+	}
+	f := "(" + strings.Join(parts, " || ") + ")"
+	if userFilter != "" {
+		f += " && (" + userFilter + ")"
+	}
+	return f
+}
+
+// judgeRun gives each selected claim its verdict from the run's spec report
+// and writes claims.json, claims.md and claims.html.
+func judgeRun(reportDir string, cat *claims.Catalog, selected []claims.Claim, info *cluster.Info) (report.Report, error) {
+	specs := map[string]claims.SpecResult{}
+	path := filepath.Join(reportDir, specsReportName)
+	if _, err := os.Stat(path); err == nil {
+		if specs, err = claims.LoadGinkgoReport(path); err != nil {
+			return report.Report{}, err
+		}
+	}
+	rep := report.New(cat.Documents, claims.Judge(selected, specs, info), specs, info)
+	if err := report.Write(reportDir, rep); err != nil {
+		return report.Report{}, err
+	}
+	return rep, nil
+}
+
+func reportFiles(dir string) []string {
+	var out []string
+	for _, name := range []string{"claims.md", "claims.html", "claims.json", "junit.xml"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			out = append(out, filepath.Join(dir, name))
+		}
+	}
+	return out
 }
 
 // runSpecProcess runs the specs in a child process (this binary, as a Ginkgo
@@ -111,7 +194,7 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 // cluster. The child gets its own process group, so a Ctrl-C reaches only
 // us, and we pass exactly one interrupt on: Ginkgo then stops the running
 // spec, runs its cleanup and writes its reports.
-func runSpecProcess(ctx context.Context, infoPath, reportDir string, r *runOptions) (exitcode.Code, error) {
+func runSpecProcess(ctx context.Context, infoPath, reportDir, labelFilter string, r *runOptions) (exitcode.Code, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return exitcode.Internal, fmt.Errorf("locate kubeproof executable: %w", err)
@@ -119,10 +202,11 @@ func runSpecProcess(ctx context.Context, infoPath, reportDir string, r *runOptio
 	args := []string{
 		"--kubeproof.cluster-info=" + infoPath,
 		"--ginkgo.junit-report=" + filepath.Join(reportDir, "junit.xml"),
+		"--ginkgo.json-report=" + filepath.Join(reportDir, specsReportName),
 		"--ginkgo.timeout=" + r.timeout.String(),
 	}
-	if r.labelFilter != "" {
-		args = append(args, "--ginkgo.label-filter="+r.labelFilter)
+	if labelFilter != "" {
+		args = append(args, "--ginkgo.label-filter="+labelFilter)
 	}
 	for _, f := range r.focus {
 		args = append(args, "--ginkgo.focus="+f)
@@ -178,4 +262,43 @@ func exportLogs(ctx context.Context, p cluster.Provider, reportDir string) {
 		return
 	}
 	fmt.Fprintf(os.Stderr, " • cluster logs for the failure are in %s\n", dir)
+}
+
+func newReportCommand() *cobra.Command {
+	sel := &selection{}
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "report",
+		Short: "Judge the claims again from a finished run's report directory (specs.json, cluster.json)",
+		Long: `report reads the spec report and cluster info of a run (for example a run made with
+go test -tags e2e ./suites -args --ginkgo.json-report=DIR/specs.json) and writes the
+claims reports there again, with the catalog of this binary and --claims-file.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cat, err := sel.load()
+			if err != nil {
+				return err
+			}
+			selected, err := sel.pick(cat)
+			if err != nil {
+				return err
+			}
+			info, err := cluster.Load(filepath.Join(dir, "cluster.json"))
+			if err != nil {
+				return exitcode.With(exitcode.Usage, fmt.Errorf("--report-dir %s: %w", dir, err))
+			}
+			if _, err := os.Stat(filepath.Join(dir, specsReportName)); err != nil {
+				return exitcode.Errorf(exitcode.Usage, "--report-dir %s has no %s", dir, specsReportName)
+			}
+			rep, err := judgeRun(dir, cat, selected, info)
+			if err != nil {
+				return err
+			}
+			report.Terminal(os.Stdout, rep)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "report-dir", "kubeproof-report", "the run's report directory")
+	sel.addFlags(cmd, true)
+	return cmd
 }

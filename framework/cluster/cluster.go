@@ -32,6 +32,8 @@ const (
 	NodeExec Capability = "NodeExec"
 	// ClusterCA: the cluster CA's key is available to sign client certificates.
 	ClusterCA Capability = "ClusterCA"
+	// RegistryPull: nodes pull images from a registry the harness can fill.
+	RegistryPull Capability = "RegistryPull"
 )
 
 // Info is everything a suite needs to use a running cluster. Providers write

@@ -33,6 +33,8 @@ const (
 	ClusterSetup Code = 8
 	// Internal: any other harness error.
 	Internal Code = 9
+	// Refuted: with --fail-on-refuted, a documented claim was refuted.
+	Refuted Code = 10
 	// Interrupted: the user pressed Ctrl-C (128 + SIGINT, as shells do).
 	Interrupted Code = 130
 )
@@ -60,6 +62,8 @@ func (c Code) String() string {
 		return "cluster setup error"
 	case Internal:
 		return "internal error"
+	case Refuted:
+		return "claims refuted"
 	case Interrupted:
 		return "interrupted"
 	}

@@ -54,6 +54,7 @@ func (p *Provider) Info(ctx context.Context) (*cluster.Info, error) {
 			cluster.LoadImage:         "kubeproof cannot put images on nodes it did not make; push them to a registry the nodes can reach",
 			cluster.NodeExec:          "kubeproof has no access to the nodes",
 			cluster.ClusterCA:         "the cluster CA's key is not part of a kubeconfig",
+			cluster.RegistryPull:      "kubeproof does not know a registry your nodes pull from",
 		},
 		CreatedAt: time.Now(),
 	}

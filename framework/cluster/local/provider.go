@@ -72,6 +72,9 @@ func (p *Provider) info(bin binaries.Set) *cluster.Info {
 			cluster.AuditLog, cluster.EtcdAccess, cluster.ControlPlaneFlags,
 			cluster.LoadImage, cluster.NodeExec, cluster.ClusterCA,
 		},
+		Reasons: map[cluster.Capability]string{
+			cluster.RegistryPull: "no container registry is reachable here: kubeproof loads its images into the node, nothing is pulled",
+		},
 		Kubectl:      bin.Path("kubectl"),
 		AuditLogPath: l.auditLog(),
 		Etcd: &cluster.EtcdClient{

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubeproof/kubeproof/fixtures"
+	"github.com/kubeproof/kubeproof/framework"
+	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/framework/exitcode"
+)
+
+// selection says which claims a command works on.
+type selection struct {
+	claimsFile string
+	claimIDs   []string
+	documents  []string
+}
+
+func (s *selection) addFlags(cmd *cobra.Command, withIDs bool) {
+	f := cmd.Flags()
+	f.StringVar(&s.claimsFile, "claims-file", "", "also load this claims file (same schema as fixtures/claims; its claims name existing specs)")
+	f.StringSliceVar(&s.documents, "document", nil, "only the claims of this document (file name or its prefix, e.g. 000)")
+	if withIDs {
+		f.StringSliceVar(&s.claimIDs, "claims", nil, "only these claims (IDs, comma-separated)")
+	}
+}
+
+// load reads the catalog (and the user's file) and checks that every claim
+// names specs this binary has.
+func (s *selection) load() (*claims.Catalog, error) {
+	cat, err := claims.Load(fixtures.Claims())
+	if err != nil {
+		return nil, exitcode.With(exitcode.Internal, err)
+	}
+	if s.claimsFile != "" {
+		if err := cat.AddFile(s.claimsFile); err != nil {
+			return nil, exitcode.With(exitcode.Usage, fmt.Errorf("--claims-file: %w", err))
+		}
+		specs := map[string]bool{}
+		for _, sp := range framework.ListSpecs() {
+			specs[sp.ID] = true
+		}
+		for _, c := range cat.Claims {
+			for _, id := range c.Specs {
+				if !specs[id] {
+					return nil, exitcode.Errorf(exitcode.Usage, "--claims-file: claim %s names spec %s, which does not exist (see `kubeproof claims specs`)", c.ID, id)
+				}
+			}
+		}
+	}
+	return cat, nil
+}
+
+// pick returns the selected claims; all of them without a selection.
+func (s *selection) pick(cat *claims.Catalog) ([]claims.Claim, error) {
+	if len(s.claimIDs) == 0 && len(s.documents) == 0 {
+		return cat.Claims, nil
+	}
+	var out []claims.Claim
+	for _, id := range s.claimIDs {
+		c, ok := cat.Claim(id)
+		if !ok {
+			return nil, exitcode.Errorf(exitcode.Usage, "--claims: unknown claim %q (see `kubeproof claims list`)", id)
+		}
+		out = append(out, c)
+	}
+	for _, d := range s.documents {
+		cs := cat.OfDocument(d)
+		if len(cs) == 0 {
+			return nil, exitcode.Errorf(exitcode.Usage, "--document: no document %q in the catalog", d)
+		}
+		for _, c := range cs {
+			if !slices.ContainsFunc(out, func(o claims.Claim) bool { return o.ID == c.ID }) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out, nil
+}
+
+func newClaimsCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "claims",
+		Short: "List and show the documented claims kubeproof checks",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newClaimsListCommand(), newClaimsShowCommand(), newClaimsSpecsCommand())
+	return cmd
+}
+
+func newClaimsListCommand() *cobra.Command {
+	sel := &selection{}
+	var output string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the claims: ID, document, kind, component and the specs that check each",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cat, err := sel.load()
+			if err != nil {
+				return err
+			}
+			cs, err := sel.pick(cat)
+			if err != nil {
+				return err
+			}
+			switch output {
+			case "json":
+				enc := json.NewEncoder(os.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(cs)
+			case "table", "":
+				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(w, "ID\tDOCUMENT\tKIND\tCOMPONENT\tSPECS")
+				for _, c := range cs {
+					specs := strings.Join(c.Specs, ",")
+					if !c.Testable() {
+						specs = "(not testable)"
+					}
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", c.ID, c.Document, c.Kind, c.Component, specs)
+				}
+				return w.Flush()
+			default:
+				return exitcode.Errorf(exitcode.Usage, "--output %q: want table or json", output)
+			}
+		},
+	}
+	sel.addFlags(cmd, false)
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	return cmd
+}
+
+func newClaimsShowCommand() *cobra.Command {
+	sel := &selection{}
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one claim: the sentence, what it says, and how it is checked",
+		Args:  usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cat, err := sel.load()
+			if err != nil {
+				return err
+			}
+			c, ok := cat.Claim(args[0])
+			if !ok {
+				return exitcode.Errorf(exitcode.Usage, "unknown claim %q (see `kubeproof claims list`)", args[0])
+			}
+			fmt.Printf("%s  (%s, %s)\n", c.ID, c.Kind, c.Component)
+			fmt.Printf("document:  %s, section %q\n", c.Document, c.Section)
+			fmt.Printf("quote:     %s\n", c.Quote)
+			fmt.Printf("statement: %s\n", c.Statement)
+			if !c.Testable() {
+				fmt.Printf("not testable: %s\n", c.NotTestable)
+				return nil
+			}
+			fmt.Printf("specs:     %s\n", strings.Join(c.Specs, ", "))
+			if len(c.Requires) > 0 {
+				fmt.Printf("requires:  %v\n", c.Requires)
+			}
+			if c.Claimed != "" {
+				fmt.Printf("claimed:   %s\n", c.Claimed)
+			}
+			fmt.Println("confirmed when:")
+			for _, e := range c.Expect {
+				fmt.Printf("  %s %s%s\n", e.Evidence, e.Want(), says(e))
+			}
+			for _, alt := range c.Conditional {
+				fmt.Printf("conditional %s when:\n", alt.Condition)
+				for _, e := range alt.Expect {
+					fmt.Printf("  %s %s%s\n", e.Evidence, e.Want(), says(e))
+				}
+			}
+			return nil
+		},
+	}
+	sel.addFlags(cmd, false)
+	return cmd
+}
+
+func says(e claims.Expectation) string {
+	if e.Says == "" {
+		return ""
+	}
+	return "   (" + e.Says + ")"
+}
+
+func newClaimsSpecsCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "specs",
+		Short: "List the specs (their IDs for claims files) and the claims each checks",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "SPEC\tCLAIMS\tDESCRIPTION")
+			for _, s := range framework.ListSpecs() {
+				fmt.Fprintf(w, "%s\t%d\t%s\n", s.ID, len(s.Claims), s.Name)
+			}
+			return w.Flush()
+		},
+	}
+}

@@ -1,0 +1,257 @@
+// Package claims is kubeproof's spine: the catalog of documented sentences
+// (claims), the specs that check each one, and the judge that turns what a
+// spec observed (its evidence) into a verdict per claim.
+//
+// The catalog is data (YAML files, fixtures/claims), so that users can check
+// their own documents with their own claims files pointing at existing specs.
+// A verdict is never written in advance: expectations say what the document
+// claims, the evidence says what the cluster did, and the judge compares.
+package claims
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeproof/kubeproof/framework/cluster"
+)
+
+// Kind says what sort of sentence a claim is.
+type Kind string
+
+const (
+	Behaviour  Kind = "behaviour"
+	StatusCode Kind = "status-code"
+	Structure  Kind = "structure"
+	Timing     Kind = "timing"
+)
+
+var kinds = []Kind{Behaviour, StatusCode, Structure, Timing}
+
+// File is one claims file: the claims of one document.
+type File struct {
+	Document Document `json:"document"`
+	Claims   []Claim  `json:"claims"`
+}
+
+// Document names the document the claims come from.
+type Document struct {
+	// File is the document's file name (e.g. 000_9d571b7144dc736e.txt).
+	File  string `json:"file"`
+	Title string `json:"title"`
+	// Language of the quotes (e.g. ko).
+	Language string `json:"language,omitempty"`
+}
+
+// Claim is one testable (or explicitly untestable) sentence of a document.
+type Claim struct {
+	ID string `json:"id"`
+	// Document is filled from the file's document.
+	Document string `json:"document"`
+	Section  string `json:"section"`
+	// Quote is the sentence in the document's language, as written.
+	Quote string `json:"quote"`
+	// Statement is what the sentence claims, in English.
+	Statement string `json:"statement"`
+	Component string `json:"component"`
+	Kind      Kind   `json:"kind"`
+	// Specs are the IDs of the specs that check the claim (their label
+	// spec:<id>).
+	Specs []string `json:"specs,omitempty"`
+	// Requires are capabilities the check needs; without them the verdict is
+	// "not checkable here".
+	Requires []cluster.Capability `json:"requires,omitempty"`
+	// Expect is what the document says, as conditions on evidence. All must
+	// hold for "confirmed".
+	Expect []Expectation `json:"expect,omitempty"`
+	// Conditional lists conditions under which the claim holds when Expect
+	// does not: the verdict is then "conditional" with that condition.
+	Conditional []Alternative `json:"conditional,omitempty"`
+	// Context are evidence paths shown beside the verdict to explain it,
+	// without deciding it.
+	Context []string `json:"context,omitempty"`
+	// Claimed is the document's number for timing claims, as written.
+	Claimed string `json:"claimed,omitempty"`
+	// NotTestable, if set, is why no cluster can test the sentence
+	// (history, opinion, advice).
+	NotTestable string `json:"notTestable,omitempty"`
+}
+
+// Alternative is a condition under which a claim holds.
+type Alternative struct {
+	Condition string        `json:"condition"`
+	Expect    []Expectation `json:"expect"`
+}
+
+// Testable reports whether a cluster can check the claim.
+func (c Claim) Testable() bool { return c.NotTestable == "" }
+
+// Catalog is every claim, by document.
+type Catalog struct {
+	Documents []Document
+	Claims    []Claim
+}
+
+// Claim returns the claim with id.
+func (c *Catalog) Claim(id string) (Claim, bool) {
+	for _, cl := range c.Claims {
+		if cl.ID == id {
+			return cl, true
+		}
+	}
+	return Claim{}, false
+}
+
+// OfDocument returns the claims of the document whose file name starts with
+// name (so "000" selects 000_9d571b7144dc736e.txt).
+func (c *Catalog) OfDocument(name string) []Claim {
+	var out []Claim
+	for _, cl := range c.Claims {
+		if strings.HasPrefix(cl.Document, name) {
+			out = append(out, cl)
+		}
+	}
+	return out
+}
+
+// Load reads every *.yaml file of fsys's root as a claims file.
+func Load(fsys fs.FS) (*Catalog, error) {
+	names, err := fs.Glob(fsys, "*.yaml")
+	if err != nil {
+		return nil, fmt.Errorf("list claims files: %w", err)
+	}
+	sort.Strings(names)
+	cat := &Catalog{}
+	for _, name := range names {
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, fmt.Errorf("read claims file %s: %w", name, err)
+		}
+		if err := cat.add(name, data); err != nil {
+			return nil, err
+		}
+	}
+	return cat, cat.Validate()
+}
+
+// AddFile adds a user's claims file to the catalog.
+func (c *Catalog) AddFile(p string) error {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return fmt.Errorf("read claims file: %w", err)
+	}
+	if err := c.add(path.Base(p), data); err != nil {
+		return err
+	}
+	return c.Validate()
+}
+
+func (c *Catalog) add(name string, data []byte) error {
+	var f File
+	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+		return fmt.Errorf("claims file %s: %w", name, err)
+	}
+	if f.Document.File == "" {
+		return fmt.Errorf("claims file %s: document.file is empty", name)
+	}
+	c.Documents = append(c.Documents, f.Document)
+	for _, cl := range f.Claims {
+		cl.Document = f.Document.File
+		c.Claims = append(c.Claims, cl)
+	}
+	return nil
+}
+
+var (
+	idRE   = regexp.MustCompile(`^[A-Z0-9][A-Z0-9-]*[A-Z0-9]$`)
+	specRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*[a-z0-9]$`)
+)
+
+// Validate checks the catalog's shape: unique IDs, every field a verdict
+// needs, and expectations the judge can evaluate. Whether the named specs
+// exist is checked against the suites (see suites' catalog test).
+func (c *Catalog) Validate() error {
+	var errs []string
+	seen := map[string]bool{}
+	for _, cl := range c.Claims {
+		bad := func(format string, args ...any) {
+			errs = append(errs, fmt.Sprintf("claim %s (%s): %s", cl.ID, cl.Document, fmt.Sprintf(format, args...)))
+		}
+		if !idRE.MatchString(cl.ID) {
+			bad("ID must be upper-case letters, digits and dashes")
+		}
+		if seen[cl.ID] {
+			bad("duplicate ID")
+		}
+		seen[cl.ID] = true
+		if cl.Section == "" || cl.Quote == "" || cl.Statement == "" || cl.Component == "" {
+			bad("section, quote, statement and component are all required")
+		}
+		if !slices.Contains(kinds, cl.Kind) {
+			bad("kind %q is not one of %v", cl.Kind, kinds)
+		}
+		if !cl.Testable() {
+			if len(cl.Specs) > 0 || len(cl.Expect) > 0 {
+				bad("a claim marked not testable names no specs and no expectations")
+			}
+			continue
+		}
+		if len(cl.Specs) == 0 {
+			bad("names no spec (mark it notTestable with the reason if no cluster can test it)")
+		}
+		for _, s := range cl.Specs {
+			if !specRE.MatchString(s) {
+				bad("spec ID %q must be lower-case letters, digits and dashes", s)
+			}
+		}
+		if len(cl.Expect) == 0 {
+			bad("has no expectations: the judge could only confirm it in advance")
+		}
+		for _, e := range cl.Expect {
+			if err := e.validate(); err != nil {
+				bad("%v", err)
+			}
+		}
+		for _, alt := range cl.Conditional {
+			if alt.Condition == "" || len(alt.Expect) == 0 {
+				bad("a conditional alternative needs a condition and expectations")
+			}
+			for _, e := range alt.Expect {
+				if err := e.validate(); err != nil {
+					bad("%v", err)
+				}
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid claims catalog:\n  %s", strings.Join(errs, "\n  "))
+	}
+	return nil
+}
+
+// SpecIDs returns the spec IDs the claims name, sorted, without duplicates.
+func SpecIDs(cs []Claim) []string {
+	var ids []string
+	for _, c := range cs {
+		ids = append(ids, c.Specs...)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// rawEqual compares a JSON value with a decoded Go value.
+func rawEqual(raw json.RawMessage, v any) bool {
+	var want any
+	if err := json.Unmarshal(raw, &want); err != nil {
+		return false
+	}
+	return jsonEqual(want, v)
+}

@@ -1,0 +1,170 @@
+package claims
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Expectation is one condition on evidence: what the document says,
+// written so that the judge can hold it against what the cluster did.
+type Expectation struct {
+	// Evidence is the path of an observed value: the evidence name a spec
+	// recorded, then fields or list indexes, dot-separated
+	// ("stored.nodeName", "binding.0.verb").
+	Evidence string `json:"evidence"`
+	// Spec, if set, reads the evidence of that spec only.
+	Spec string `json:"spec,omitempty"`
+	// Says is the document's side in words, for the report.
+	Says string `json:"says,omitempty"`
+
+	// Exactly one of the following (AtLeast and AtMost may go together).
+	Equals    *json.RawMessage  `json:"equals,omitempty"`
+	NotEquals *json.RawMessage  `json:"notEquals,omitempty"`
+	OneOf     []json.RawMessage `json:"oneOf,omitempty"`
+	Matches   string            `json:"matches,omitempty"`
+	Contains  *json.RawMessage  `json:"contains,omitempty"`
+	AtLeast   *float64          `json:"atLeast,omitempty"`
+	AtMost    *float64          `json:"atMost,omitempty"`
+}
+
+func (e Expectation) validate() error {
+	if e.Evidence == "" {
+		return errors.New("an expectation names no evidence")
+	}
+	n := 0
+	for _, set := range []bool{e.Equals != nil, e.NotEquals != nil, e.OneOf != nil, e.Matches != "", e.Contains != nil, e.AtLeast != nil || e.AtMost != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return fmt.Errorf("expectation on %s: give exactly one of equals, notEquals, oneOf, matches, contains, atLeast/atMost", e.Evidence)
+	}
+	if e.Matches != "" {
+		if _, err := regexp.Compile(e.Matches); err != nil {
+			return fmt.Errorf("expectation on %s: %w", e.Evidence, err)
+		}
+	}
+	return nil
+}
+
+// Want describes the expectation's condition ("= \"Pending\"", "≥ 1").
+func (e Expectation) Want() string {
+	switch {
+	case e.Equals != nil:
+		return "= " + string(*e.Equals)
+	case e.NotEquals != nil:
+		return "≠ " + string(*e.NotEquals)
+	case e.OneOf != nil:
+		parts := make([]string, len(e.OneOf))
+		for i, r := range e.OneOf {
+			parts[i] = string(r)
+		}
+		return "one of " + strings.Join(parts, ", ")
+	case e.Matches != "":
+		return "matches /" + e.Matches + "/"
+	case e.Contains != nil:
+		return "contains " + string(*e.Contains)
+	case e.AtLeast != nil && e.AtMost != nil:
+		return fmt.Sprintf("between %s and %s", num(*e.AtLeast), num(*e.AtMost))
+	case e.AtLeast != nil:
+		return "≥ " + num(*e.AtLeast)
+	case e.AtMost != nil:
+		return "≤ " + num(*e.AtMost)
+	}
+	return "?"
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// Holds reports whether the observed value v satisfies the expectation.
+func (e Expectation) Holds(v any) bool {
+	switch {
+	case e.Equals != nil:
+		return rawEqual(*e.Equals, v)
+	case e.NotEquals != nil:
+		return !rawEqual(*e.NotEquals, v)
+	case e.OneOf != nil:
+		for _, r := range e.OneOf {
+			if rawEqual(r, v) {
+				return true
+			}
+		}
+		return false
+	case e.Matches != "":
+		s, ok := v.(string)
+		return ok && regexp.MustCompile(e.Matches).MatchString(s)
+	case e.Contains != nil:
+		var want any
+		if json.Unmarshal(*e.Contains, &want) != nil {
+			return false
+		}
+		switch x := v.(type) {
+		case string:
+			ws, ok := want.(string)
+			return ok && strings.Contains(x, ws)
+		case []any:
+			for _, el := range x {
+				if jsonEqual(want, el) {
+					return true
+				}
+			}
+		}
+		return false
+	case e.AtLeast != nil || e.AtMost != nil:
+		f, ok := v.(float64)
+		if !ok {
+			return false
+		}
+		return (e.AtLeast == nil || f >= *e.AtLeast) && (e.AtMost == nil || f <= *e.AtMost)
+	}
+	return false
+}
+
+// Lookup follows a dot-separated path through decoded JSON evidence.
+func Lookup(evidence map[string]any, path string) (any, bool) {
+	parts := strings.Split(path, ".")
+	v, ok := evidence[parts[0]]
+	if !ok {
+		return nil, false
+	}
+	for _, p := range parts[1:] {
+		switch x := v.(type) {
+		case map[string]any:
+			v, ok = x[p]
+			if !ok {
+				return nil, false
+			}
+		case []any:
+			i, err := strconv.Atoi(p)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil, false
+			}
+			v = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// jsonEqual compares two values decoded from JSON.
+func jsonEqual(a, b any) bool { return reflect.DeepEqual(a, b) }
+
+// Show renders an observed value compactly for reports.
+func Show(v any) string {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	s := string(data)
+	if len(s) > 300 {
+		s = s[:297] + "..."
+	}
+	return s
+}

@@ -1,0 +1,321 @@
+package claims
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/kubeproof/kubeproof/framework/cluster"
+)
+
+// Verdict is the judge's answer for one claim.
+type Verdict string
+
+const (
+	// Confirmed: the cluster did what the document says.
+	Confirmed Verdict = "confirmed"
+	// Refuted: the cluster did otherwise; the observations show what.
+	Refuted Verdict = "refuted"
+	// Conditional: true only under a condition, which the result names.
+	Conditional Verdict = "conditional"
+	// NotCheckable: this cluster lacks what the check needs.
+	NotCheckable Verdict = "not-checkable"
+	// NotTestable: no cluster can test the sentence.
+	NotTestable Verdict = "not-testable"
+	// Error: the check could not run to the point of observing.
+	Error Verdict = "error"
+	// NotRun: none of the claim's specs ran (filtered out).
+	NotRun Verdict = "not-run"
+)
+
+// Verdicts in report order.
+var Verdicts = []Verdict{Confirmed, Refuted, Conditional, NotCheckable, NotTestable, Error, NotRun}
+
+// LabelPrefix and SpecLabelPrefix are the Ginkgo label prefixes that tie
+// specs to claims.
+const (
+	ClaimLabelPrefix = "claim:"
+	SpecLabelPrefix  = "spec:"
+	// EvidencePrefix names the report entries that carry evidence.
+	EvidencePrefix = "evidence:"
+)
+
+// SpecResult is what one spec did in a run.
+type SpecResult struct {
+	ID      string  `json:"id"`
+	Name    string  `json:"name"`
+	State   string  `json:"state"`
+	Message string  `json:"message,omitempty"`
+	Seconds float64 `json:"seconds"`
+	// Evidence maps evidence names to the values the spec recorded.
+	Evidence map[string]any `json:"evidence,omitempty"`
+}
+
+func (s SpecResult) skipped() bool { return s.State == types.SpecStateSkipped.String() }
+func (s SpecResult) failed() bool {
+	return s.State != types.SpecStatePassed.String() && !s.skipped() && s.State != types.SpecStatePending.String()
+}
+
+// Observation is one expectation held against the evidence.
+type Observation struct {
+	Evidence string `json:"evidence"`
+	// Context observations explain a verdict without deciding it.
+	Context  bool   `json:"context,omitempty"`
+	Says     string `json:"says,omitempty"`
+	Want     string `json:"want"`
+	Observed any    `json:"observed"`
+	Found    bool   `json:"found"`
+	Holds    bool   `json:"holds"`
+}
+
+// String renders the observation for reports.
+func (o Observation) String() string {
+	if !o.Found {
+		return fmt.Sprintf("%s: not observed (want %s)", o.Evidence, o.Want)
+	}
+	if o.Context {
+		return fmt.Sprintf("· %s = %s", o.Evidence, Show(o.Observed))
+	}
+	mark := "✓"
+	if !o.Holds {
+		mark = "✗"
+	}
+	return fmt.Sprintf("%s %s = %s (want %s)", mark, o.Evidence, Show(o.Observed), o.Want)
+}
+
+// Result is a claim with its verdict and why.
+type Result struct {
+	Claim        Claim         `json:"claim"`
+	Verdict      Verdict       `json:"verdict"`
+	Reason       string        `json:"reason"`
+	Condition    string        `json:"condition,omitempty"`
+	Observations []Observation `json:"observations,omitempty"`
+	// Specs are the claim's specs that ran; their evidence is in the
+	// report's specs section, once.
+	Specs []SpecRef `json:"specs,omitempty"`
+}
+
+// SpecRef is a spec's outcome without its evidence.
+type SpecRef struct {
+	ID      string  `json:"id"`
+	State   string  `json:"state"`
+	Message string  `json:"message,omitempty"`
+	Seconds float64 `json:"seconds"`
+}
+
+// LoadGinkgoReport reads a Ginkgo JSON report and returns the result of every
+// spec that carries a spec:<id> label, by ID.
+func LoadGinkgoReport(path string) (map[string]SpecResult, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read spec report: %w", err)
+	}
+	var reports []types.Report
+	if err := json.Unmarshal(data, &reports); err != nil {
+		return nil, fmt.Errorf("parse spec report %s: %w", path, err)
+	}
+	out := map[string]SpecResult{}
+	for _, r := range reports {
+		for _, sr := range r.SpecReports {
+			if sr.LeafNodeType != types.NodeTypeIt {
+				continue
+			}
+			id := ""
+			for _, l := range sr.Labels() {
+				if v, ok := strings.CutPrefix(l, SpecLabelPrefix); ok {
+					id = v
+				}
+			}
+			if id == "" {
+				continue
+			}
+			res := SpecResult{ID: id, Name: sr.FullText(), State: sr.State.String(), Seconds: sr.RunTime.Seconds(), Evidence: map[string]any{}}
+			if sr.State != types.SpecStatePassed {
+				res.Message = firstLine(sr.Failure.Message)
+			}
+			for _, e := range sr.ReportEntries {
+				name, ok := strings.CutPrefix(e.Name, EvidencePrefix)
+				if !ok {
+					continue
+				}
+				var v any
+				if err := json.Unmarshal([]byte(e.Value.AsJSON), &v); err != nil {
+					v = e.Value.Representation
+				}
+				res.Evidence[name] = v
+			}
+			out[id] = res
+		}
+	}
+	return out, nil
+}
+
+// Judge gives every claim its verdict from the specs' results on the cluster
+// described by info.
+func Judge(claims []Claim, specs map[string]SpecResult, info *cluster.Info) []Result {
+	out := make([]Result, 0, len(claims))
+	for _, c := range claims {
+		out = append(out, judge(c, specs, info))
+	}
+	return out
+}
+
+func judge(c Claim, specs map[string]SpecResult, info *cluster.Info) Result {
+	r := Result{Claim: c}
+	if !c.Testable() {
+		r.Verdict, r.Reason = NotTestable, c.NotTestable
+		return r
+	}
+	var ran []SpecResult
+	for _, id := range c.Specs {
+		if s, ok := specs[id]; ok {
+			ran = append(ran, s)
+			r.Specs = append(r.Specs, SpecRef{ID: s.ID, State: s.State, Message: s.Message, Seconds: s.Seconds})
+		}
+	}
+	for _, capability := range c.Requires {
+		if info != nil && !info.Has(capability) {
+			r.Verdict, r.Reason = NotCheckable, info.Missing(capability)
+			return r
+		}
+	}
+	if len(ran) == 0 {
+		r.Verdict, r.Reason = NotRun, "none of its specs ran in this run ("+strings.Join(c.Specs, ", ")+")"
+		return r
+	}
+	allSkipped := true
+	for _, s := range ran {
+		allSkipped = allSkipped && s.skipped()
+	}
+	if allSkipped {
+		r.Verdict, r.Reason = NotCheckable, "skipped: "+ran[0].Message
+		return r
+	}
+
+	obs, missing := observe(c.Expect, ran)
+	r.Observations = append(obs, context(c.Context, ran)...)
+	if missing != "" {
+		r.Verdict, r.Reason = Error, missingReason(missing, ran)
+		return r
+	}
+	if allHold(obs) {
+		r.Verdict, r.Reason = Confirmed, "observed "+joinObs(obs, true)
+		return r
+	}
+	for _, alt := range c.Conditional {
+		altObs, altMissing := observe(alt.Expect, ran)
+		if altMissing == "" && allHold(altObs) {
+			r.Verdict, r.Condition = Conditional, alt.Condition
+			r.Reason = fmt.Sprintf("holds only %s: %s; in general %s", alt.Condition, joinObs(altObs, true), joinObs(obs, false))
+			r.Observations = append(r.Observations, altObs...)
+			return r
+		}
+	}
+	r.Verdict, r.Reason = Refuted, "the cluster did otherwise: "+joinObs(obs, false)
+	return r
+}
+
+// observe evaluates expectations against the specs' evidence. missing names
+// the first evidence no spec recorded.
+func observe(exps []Expectation, specs []SpecResult) ([]Observation, string) {
+	var obs []Observation
+	missing := ""
+	for _, e := range exps {
+		o := Observation{Evidence: e.Evidence, Says: e.Says, Want: e.Want()}
+		for _, s := range specs {
+			if e.Spec != "" && s.ID != e.Spec {
+				continue
+			}
+			if v, ok := Lookup(s.Evidence, e.Evidence); ok {
+				o.Observed, o.Found, o.Holds = v, true, e.Holds(v)
+				break
+			}
+		}
+		if !o.Found && missing == "" {
+			missing = e.Evidence
+		}
+		obs = append(obs, o)
+	}
+	return obs, missing
+}
+
+// context reads the evidence a claim shows for explanation only.
+func context(paths []string, specs []SpecResult) []Observation {
+	var obs []Observation
+	for _, p := range paths {
+		o := Observation{Evidence: p, Context: true, Want: "(context)", Holds: true}
+		for _, s := range specs {
+			if v, ok := Lookup(s.Evidence, p); ok {
+				o.Observed, o.Found = v, true
+				break
+			}
+		}
+		if o.Found {
+			obs = append(obs, o)
+		}
+	}
+	return obs
+}
+
+func missingReason(evidence string, specs []SpecResult) string {
+	for _, s := range specs {
+		if s.failed() {
+			return fmt.Sprintf("spec %s %s before it observed %s: %s", s.ID, s.State, evidence, s.Message)
+		}
+	}
+	return fmt.Sprintf("no spec recorded the evidence %s (a harness bug)", evidence)
+}
+
+func allHold(obs []Observation) bool {
+	for _, o := range obs {
+		if !o.Holds {
+			return false
+		}
+	}
+	return true
+}
+
+// joinObs renders the observations that hold (or those that do not).
+func joinObs(obs []Observation, holding bool) string {
+	var parts []string
+	seen := map[string]bool{}
+	for _, o := range obs {
+		if o.Holds != holding || o.Context || (holding && seen[o.Evidence]) {
+			continue
+		}
+		seen[o.Evidence] = true
+		s := fmt.Sprintf("%s = %s", o.Evidence, Show(o.Observed))
+		if !holding {
+			want := o.Want
+			if o.Says != "" {
+				want = o.Says + ", i.e. " + o.Want
+			}
+			s += " where the document says " + want
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// Summary counts verdicts.
+type Summary map[Verdict]int
+
+// Summarize counts the results' verdicts.
+func Summarize(rs []Result) Summary {
+	s := Summary{}
+	for _, r := range rs {
+		s[r.Verdict]++
+	}
+	return s
+}

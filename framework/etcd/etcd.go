@@ -1,0 +1,125 @@
+// Package etcd reads the cluster's etcd directly, with the harness's own
+// client certificate, to see what the API server really stored: under which
+// key, in which encoding, with which revision.
+package etcd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/kubeproof/kubeproof/framework/cluster"
+)
+
+// Client runs etcdctl against the cluster's etcd.
+type Client struct {
+	access cluster.EtcdClient
+}
+
+// New returns a client for the access the provider gave.
+func New(access *cluster.EtcdClient) (*Client, error) {
+	if access == nil || access.Etcdctl == "" || len(access.Endpoints) == 0 {
+		return nil, fmt.Errorf("no etcd access")
+	}
+	return &Client{access: *access}, nil
+}
+
+// KeyValue is one stored key.
+type KeyValue struct {
+	Key            string
+	Value          []byte
+	CreateRevision int64
+	ModRevision    int64
+	Version        int64
+}
+
+// Encoding names how a stored value is encoded: "protobuf" (the
+// Kubernetes protobuf envelope, "k8s\x00"), "json", or "other".
+func (kv KeyValue) Encoding() string {
+	switch {
+	case bytes.HasPrefix(kv.Value, []byte("k8s\x00")):
+		return "protobuf"
+	case json.Valid(kv.Value):
+		return "json"
+	default:
+		return "other"
+	}
+}
+
+// Get reads one key; found is false when it does not exist.
+func (c *Client) Get(ctx context.Context, key string) (kv KeyValue, found bool, err error) {
+	kvs, _, err := c.get(ctx, key)
+	if err != nil || len(kvs) == 0 {
+		return KeyValue{}, false, err
+	}
+	return kvs[0], true, nil
+}
+
+// Keys lists the keys under prefix ("" for every key) and etcd's current
+// revision.
+func (c *Client) Keys(ctx context.Context, prefix string) ([]string, int64, error) {
+	mode := []string{"--prefix", "--keys-only"}
+	if prefix == "" {
+		mode = []string{"--from-key", "--keys-only"} // from the empty key: all
+	}
+	kvs, rev, err := c.get(ctx, prefix, mode...)
+	if err != nil {
+		return nil, 0, err
+	}
+	keys := make([]string, len(kvs))
+	for i, kv := range kvs {
+		keys[i] = kv.Key
+	}
+	return keys, rev, nil
+}
+
+func (c *Client) get(ctx context.Context, key string, mode ...string) ([]KeyValue, int64, error) {
+	args := append([]string{
+		"--endpoints=" + strings.Join(c.access.Endpoints, ","),
+		"--cacert=" + c.access.CAFile, "--cert=" + c.access.Client.CertFile, "--key=" + c.access.Client.KeyFile,
+		"get", key, "-w", "json",
+	}, mode...)
+	cmd := exec.CommandContext(ctx, c.access.Etcdctl, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, 0, fmt.Errorf("etcdctl get %q: %w: %s", key, err, strings.TrimSpace(stderr.String()))
+	}
+	var resp struct {
+		Header struct {
+			Revision int64 `json:"revision"`
+		} `json:"header"`
+		KVs []struct {
+			Key            []byte `json:"key"`
+			Value          []byte `json:"value"`
+			CreateRevision int64  `json:"create_revision"`
+			ModRevision    int64  `json:"mod_revision"`
+			Version        int64  `json:"version"`
+		} `json:"kvs"`
+	}
+	if err := json.Unmarshal(out, &resp); err != nil {
+		return nil, 0, fmt.Errorf("etcdctl get %q: parse: %w", key, err)
+	}
+	kvs := make([]KeyValue, len(resp.KVs))
+	for i, kv := range resp.KVs {
+		kvs[i] = KeyValue{Key: string(kv.Key), Value: kv.Value, CreateRevision: kv.CreateRevision, ModRevision: kv.ModRevision, Version: kv.Version}
+	}
+	return kvs, resp.Header.Revision, nil
+}
+
+// Decode turns a protobuf-encoded value into its Kubernetes object.
+func Decode(value []byte) (runtime.Object, error) {
+	obj, _, err := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme).Decode(value, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("decode stored object: %w", err)
+	}
+	return obj, nil
+}

@@ -1,0 +1,72 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/framework/cluster"
+)
+
+func sample() Report {
+	at := func(f float64) *float64 { return &f }
+	timing := claims.Claim{ID: "X-TIME", Document: "d.txt", Section: "s", Quote: "| 3 | Scheduler | 100-500ms |",
+		Statement: "fast", Component: "kube-scheduler", Kind: claims.Timing, Claimed: "100-500 ms",
+		Expect: []claims.Expectation{{Evidence: "t.ms", AtLeast: at(100), AtMost: at(500)}}}
+	results := []claims.Result{
+		{Claim: timing, Verdict: claims.Refuted, Reason: "t.ms = 3.6 where the document says between 100 and 500",
+			Observations: []claims.Observation{{Evidence: "t.ms", Want: "between 100 and 500", Observed: 3.6, Found: true}}},
+		{Claim: claims.Claim{ID: "X-OPINION", Document: "d.txt", Section: "s", Quote: "q", Statement: "st", Component: "none", Kind: claims.Behaviour, NotTestable: "opinion"},
+			Verdict: claims.NotTestable, Reason: "opinion"},
+	}
+	specs := map[string]claims.SpecResult{"s-1": {ID: "s-1", State: "passed", Evidence: map[string]any{"t": map[string]any{"ms": 3.6}}}}
+	return New([]claims.Document{{File: "d.txt", Title: "Doc"}}, results, specs, &cluster.Info{Provider: "local", Name: "kp", KubernetesVersion: "v1.36.3", Nodes: []string{"n"}})
+}
+
+func TestWriteAllFormats(t *testing.T) {
+	dir := t.TempDir()
+	if err := Write(dir, sample()); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "claims.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.SchemaVersion != SchemaVersion || back.Summary["refuted"] != 1 || back.Summary["not-testable"] != 1 || len(back.Specs) != 1 {
+		t.Fatalf("claims.json: %+v", back)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "claims.md"))
+	// A pipe in a quote must not break the table.
+	if !strings.Contains(string(md), `\| 3 \| Scheduler \| 100-500ms \|`) {
+		t.Errorf("claims.md does not escape table pipes:\n%s", md)
+	}
+	if !strings.Contains(string(md), "document: 100-500 ms") {
+		t.Errorf("claims.md lacks the document's number beside the measurement:\n%s", md)
+	}
+	html, _ := os.ReadFile(filepath.Join(dir, "claims.html"))
+	for _, want := range []string{"<svg", "X-TIME", "measured: 3.6 ms"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("claims.html lacks %q", want)
+		}
+	}
+	if strings.Contains(string(html), "http://") || strings.Contains(string(html), "https://") {
+		t.Error("claims.html refers to an external asset")
+	}
+}
+
+func TestTerminalListsOnlyWhatNeedsReading(t *testing.T) {
+	var b bytes.Buffer
+	Terminal(&b, sample())
+	out := b.String()
+	if !strings.Contains(out, "X-TIME") || strings.Contains(out, "X-OPINION") {
+		t.Fatalf("terminal summary:\n%s", out)
+	}
+}
