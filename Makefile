@@ -11,8 +11,9 @@ BIN        := _output/bin
 REPORT_DIR ?= _output/report
 VERSION    ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 KUBEPROOF  := $(BIN)/kubeproof
-# Extra flags for `kubeproof run`, e.g. RUN_FLAGS="--label-filter claim:POD-READY -v".
-RUN_FLAGS  ?=
+# Flags for `kubeproof run`: specs run in 4 processes (they are written to
+# be safe in parallel; this also proves it). E.g. RUN_FLAGS="--document 003 -v".
+RUN_FLAGS  ?= --parallel 4
 
 .PHONY: all build run test unit lint e2e prepare down clean
 

@@ -66,3 +66,6 @@ func (f *Framework) Etcd() *etcd.Client {
 	ExpectNoError(err, "reach etcd")
 	return c
 }
+
+// AuditTimeout bounds a wait for a request to appear in the audit log.
+const AuditTimeout = time.Minute

@@ -4,6 +4,9 @@
 package suites
 
 import (
-	// Seed 000: the Pod creation flow.
+	// The API server: authentication, authorization, validation, storage,
+	// discovery, concurrency, watches, kubectl's requests.
+	_ "github.com/kubeproof/kubeproof/suites/apiserver"
+	// The Pod creation flow from kubectl apply to a Ready Pod.
 	_ "github.com/kubeproof/kubeproof/suites/podflow"
 )

@@ -21,9 +21,13 @@ import (
 )
 
 func main() {
-	// Run as a Ginkgo test binary when invoked as one (see specs.go).
-	if strings.HasSuffix(filepath.Base(os.Args[0]), ".test") {
+	// Run as a Ginkgo test binary when invoked as one (see specs.go), or
+	// as Ginkgo's CLI for parallel runs (see ginkgo.go).
+	switch base := filepath.Base(os.Args[0]); {
+	case strings.HasSuffix(base, ".test"):
 		os.Exit(runSpecs(os.Args[1:]))
+	case base == ginkgoProgram:
+		os.Exit(runGinkgoCLI(os.Args[1:]))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

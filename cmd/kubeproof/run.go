@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -30,6 +31,7 @@ type runOptions struct {
 	focus         []string
 	verbose       bool
 	timeout       time.Duration
+	parallel      int
 }
 
 func newRunCommand(o *options) *cobra.Command {
@@ -54,6 +56,7 @@ codes mean kubeproof itself could not do its job (see kubeproof --help).`,
 	f.StringSliceVar(&r.focus, "focus", nil, "run only specs whose text matches this regular expression (repeatable)")
 	f.BoolVarP(&r.verbose, "verbose", "v", false, "print every spec's steps as it runs")
 	f.DurationVar(&r.timeout, "timeout", time.Hour, "give up on the suites after this long")
+	f.IntVar(&r.parallel, "parallel", 1, "run the specs in this many parallel processes (specs labelled Serial still run alone)")
 	f.BoolVar(&r.failOnRefuted, "fail-on-refuted", false, "exit with code 10 when a documented claim is refuted (by default refuted documentation is reported, not failed)")
 	r.sel.addFlags(cmd, true)
 	return cmd
@@ -75,6 +78,9 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 	filter := r.labelFilter
 	if len(r.sel.claimIDs) > 0 || len(r.sel.documents) > 0 {
 		filter = specFilter(selected, r.labelFilter)
+	}
+	if r.parallel < 1 {
+		return exitcode.Errorf(exitcode.Usage, "--parallel %d: want 1 or more", r.parallel)
 	}
 	pr := printer()
 	p, err := newProvider(cmd, o, pr)
@@ -199,27 +205,48 @@ func runSpecProcess(ctx context.Context, infoPath, reportDir, labelFilter string
 	if err != nil {
 		return exitcode.Internal, fmt.Errorf("locate kubeproof executable: %w", err)
 	}
-	args := []string{
-		"--kubeproof.cluster-info=" + infoPath,
-		"--ginkgo.junit-report=" + filepath.Join(reportDir, "junit.xml"),
-		"--ginkgo.json-report=" + filepath.Join(reportDir, specsReportName),
-		"--ginkgo.timeout=" + r.timeout.String(),
+	// Reports and filters, in the Ginkgo flag names of a test binary
+	// (--ginkgo.x) or of Ginkgo's CLI (--x) for parallel runs.
+	ginkgoFlags := []string{
+		"junit-report=" + filepath.Join(reportDir, "junit.xml"),
+		"json-report=" + filepath.Join(reportDir, specsReportName),
+		"timeout=" + r.timeout.String(),
 	}
 	if labelFilter != "" {
-		args = append(args, "--ginkgo.label-filter="+labelFilter)
+		ginkgoFlags = append(ginkgoFlags, "label-filter="+labelFilter)
 	}
 	for _, f := range r.focus {
-		args = append(args, "--ginkgo.focus="+f)
+		ginkgoFlags = append(ginkgoFlags, "focus="+f)
 	}
 	if r.verbose {
-		args = append(args, "--ginkgo.v")
+		ginkgoFlags = append(ginkgoFlags, "v")
 	}
 	if fi, err := os.Stdout.Stat(); err == nil && fi.Mode()&os.ModeCharDevice == 0 {
-		args = append(args, "--ginkgo.no-color")
+		ginkgoFlags = append(ginkgoFlags, "no-color")
+	}
+	ours := "--kubeproof.cluster-info=" + infoPath
+	var argv []string
+	if r.parallel > 1 {
+		runnerDir := filepath.Join(reportDir, ".runner")
+		specs, err := specsBinary(runnerDir)
+		if err != nil {
+			return exitcode.Internal, err
+		}
+		defer os.RemoveAll(runnerDir)
+		argv = []string{ginkgoProgram, "--procs=" + strconv.Itoa(r.parallel)}
+		for _, f := range ginkgoFlags {
+			argv = append(argv, "--"+f)
+		}
+		argv = append(argv, specs, "--", ours)
+	} else {
+		argv = []string{"kubeproof-specs.test", ours}
+		for _, f := range ginkgoFlags {
+			argv = append(argv, "--ginkgo."+f)
+		}
 	}
 	child := &exec.Cmd{
 		Path:        exe,
-		Args:        append([]string{"kubeproof-specs.test"}, args...),
+		Args:        argv,
 		Stdout:      os.Stdout,
 		Stderr:      os.Stderr,
 		Dir:         reportDir,

@@ -129,7 +129,9 @@ func LoadGinkgoReport(path string) (map[string]SpecResult, error) {
 					id = v
 				}
 			}
-			if id == "" {
+			// A spec the run's filters left out is reported as skipped
+			// without a message; it did not run, so it is not a result.
+			if id == "" || (sr.State == types.SpecStateSkipped && sr.Failure.Message == "") {
 				continue
 			}
 			res := SpecResult{ID: id, Name: sr.FullText(), State: sr.State.String(), Seconds: sr.RunTime.Seconds(), Evidence: map[string]any{}}
@@ -198,6 +200,10 @@ func judge(c Claim, specs map[string]SpecResult, info *cluster.Info) Result {
 	obs, missing := observe(c.Expect, ran)
 	r.Observations = append(obs, context(c.Context, ran)...)
 	if missing != "" {
+		if absent := notRan(c.Specs, specs); len(absent) > 0 {
+			r.Verdict, r.Reason = NotRun, fmt.Sprintf("evidence %s comes from spec %s, which did not run in this run", missing, strings.Join(absent, ", "))
+			return r
+		}
 		r.Verdict, r.Reason = Error, missingReason(missing, ran)
 		return r
 	}
@@ -240,6 +246,17 @@ func observe(exps []Expectation, specs []SpecResult) ([]Observation, string) {
 		obs = append(obs, o)
 	}
 	return obs, missing
+}
+
+// notRan lists the named specs that have no result.
+func notRan(ids []string, specs map[string]SpecResult) []string {
+	var out []string
+	for _, id := range ids {
+		if _, ok := specs[id]; !ok {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // context reads the evidence a claim shows for explanation only.

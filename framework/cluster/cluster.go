@@ -160,3 +160,22 @@ type StatusLine struct {
 type LogExporter interface {
 	ExportLogs(ctx context.Context, dir string) error
 }
+
+// APIServerStarter is a provider that can start an extra API server against
+// the cluster's own etcd, with other flags: checks use it to compare a
+// cluster configured one way with the same cluster configured another.
+type APIServerStarter interface {
+	StartAPIServer(ctx context.Context, extraArgs []string) (*APIServer, error)
+}
+
+// APIServer is an extra API server a provider started.
+type APIServer struct {
+	// URL is its address (https://host:port).
+	URL string
+	// CAFile verifies its serving certificate.
+	CAFile string
+	// AuditLogPath is its own audit log.
+	AuditLogPath string
+	// Stop stops it and waits until it is gone.
+	Stop func() error
+}

@@ -80,12 +80,16 @@ func (c *Client) Keys(ctx context.Context, prefix string) ([]string, int64, erro
 	return keys, rev, nil
 }
 
-func (c *Client) get(ctx context.Context, key string, mode ...string) ([]KeyValue, int64, error) {
-	args := append([]string{
+// flags are etcdctl's connection flags, followed by args.
+func (c *Client) flags(args ...string) []string {
+	return append([]string{
 		"--endpoints=" + strings.Join(c.access.Endpoints, ","),
 		"--cacert=" + c.access.CAFile, "--cert=" + c.access.Client.CertFile, "--key=" + c.access.Client.KeyFile,
-		"get", key, "-w", "json",
-	}, mode...)
+	}, args...)
+}
+
+func (c *Client) get(ctx context.Context, key string, mode ...string) ([]KeyValue, int64, error) {
+	args := c.flags(append([]string{"get", key, "-w", "json"}, mode...)...)
 	cmd := exec.CommandContext(ctx, c.access.Etcdctl, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -122,4 +126,14 @@ func Decode(value []byte) (runtime.Object, error) {
 		return nil, fmt.Errorf("decode stored object: %w", err)
 	}
 	return obj, nil
+}
+
+// Compact compacts etcd's history up to revision: older revisions can no
+// longer be read or watched.
+func (c *Client) Compact(ctx context.Context, revision int64) error {
+	out, err := exec.CommandContext(ctx, c.access.Etcdctl, c.flags("compact", fmt.Sprint(revision))...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("etcdctl compact %d: %w: %s", revision, err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 )
 
@@ -62,4 +63,102 @@ func (k Runner) Run(ctx context.Context, stdin io.Reader, args ...string) (Resul
 		return res, fmt.Errorf("run kubectl: %w", err)
 	}
 	return res, nil
+}
+
+// Exchange is one HTTP request kubectl made and the status it got, as its
+// verbose log prints them (-v=8 quotes bodies and truncates them; -v=9
+// prints them whole, and the request as a curl command).
+type Exchange struct {
+	Method      string
+	URL         string
+	Headers     map[string]string
+	RequestBody string
+	Status      string
+}
+
+// Exchanges parses the requests out of kubectl's -v=8 or -v=9 log (stderr).
+func Exchanges(log string) []Exchange {
+	var out []Exchange
+	var body string
+	lines := strings.Split(log, "\n")
+	// block returns the tab-indented lines after a "key=<" line.
+	block := func(i int) ([]string, int) {
+		var b []string
+		for i+1 < len(lines) && strings.HasPrefix(lines[i+1], "\t") {
+			i++
+			b = append(b, strings.TrimPrefix(lines[i], "\t"))
+		}
+		return b, i
+	}
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		switch {
+		case strings.Contains(l, `"Request Body" body=<`):
+			var b []string
+			b, i = block(i)
+			body = strings.Join(b, "\n")
+		case strings.Contains(l, `"Request Body" body=`):
+			body = unquoteAfter(l, `body=`)
+		case strings.Contains(l, `"Request" curlCommand=<`):
+			var b []string
+			b, i = block(i)
+			ex := parseCurl(strings.Join(b, " "))
+			ex.RequestBody, body = body, ""
+			out = append(out, ex)
+		case strings.Contains(l, `"Request" verb=`):
+			ex := Exchange{Method: unquoteAfter(l, `verb=`), URL: unquoteAfter(l, `url=`), Headers: map[string]string{}, RequestBody: body}
+			body = ""
+			var b []string
+			b, i = block(i)
+			for _, h := range b {
+				if k, v, ok := strings.Cut(strings.TrimSpace(h), ": "); ok {
+					ex.Headers[k] = v
+				}
+			}
+			out = append(out, ex)
+		case strings.Contains(l, `"Response" `) && strings.Contains(l, `status=`) && len(out) > 0 && out[len(out)-1].Status == "":
+			out[len(out)-1].Status = unquoteAfter(l, `status=`)
+		}
+	}
+	return out
+}
+
+// parseCurl reads method, headers and URL from kubectl's curl rendering of
+// a request: curl -v -XPOST -H "K: V" ... 'URL'.
+func parseCurl(cmd string) Exchange {
+	ex := Exchange{Method: "GET", Headers: map[string]string{}}
+	if _, rest, ok := strings.Cut(cmd, "-X"); ok {
+		ex.Method, _, _ = strings.Cut(rest, " ")
+	}
+	for _, part := range strings.Split(cmd, `-H "`)[1:] {
+		h, _, _ := strings.Cut(part, `"`)
+		if k, v, ok := strings.Cut(h, ": "); ok {
+			ex.Headers[k] = v
+		}
+	}
+	if i := strings.LastIndex(cmd, " '"); i >= 0 {
+		ex.URL = strings.TrimSuffix(strings.TrimSpace(cmd[i+2:]), "'")
+	}
+	return ex
+}
+
+// unquoteAfter returns the quoted value after key= in a klog line.
+func unquoteAfter(line, key string) string {
+	_, rest, ok := strings.Cut(line, key)
+	if !ok || !strings.HasPrefix(rest, `"`) {
+		return ""
+	}
+	for i := 1; i < len(rest); i++ {
+		if rest[i] == '\\' {
+			i++
+			continue
+		}
+		if rest[i] == '"' {
+			if s, err := strconv.Unquote(rest[:i+1]); err == nil {
+				return s
+			}
+			return rest[1:i]
+		}
+	}
+	return ""
 }

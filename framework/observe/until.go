@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -81,10 +82,10 @@ func Until[T runtime.Object](ctx context.Context, timeout time.Duration, what st
 	return ev.Object.(T), nil
 }
 
-// newOf returns a new zero object of T's element type for the informer.
+// newOf returns a new, empty object of T's element type for the informer.
 func newOf[T runtime.Object]() runtime.Object {
 	var zero T
-	return zero.DeepCopyObject()
+	return reflect.New(reflect.TypeOf(zero).Elem()).Interface().(runtime.Object)
 }
 
 // NameSelector returns a field selector for one object by name.

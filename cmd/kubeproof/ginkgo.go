@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/onsi/ginkgo/v2/ginkgo/command"
+	ginkgorun "github.com/onsi/ginkgo/v2/ginkgo/run"
+)
+
+// ginkgoProgram is the argv[0] under which this binary acts as the Ginkgo
+// CLI's `run` command, to run the specs in parallel processes: Ginkgo's CLI
+// owns the coordination of parallel processes, so kubeproof uses it rather
+// than doing that itself.
+const ginkgoProgram = "kubeproof-ginkgo"
+
+// runGinkgoCLI runs `ginkgo run args -- additionalArgs` and returns its exit
+// code (the CLI ends by panicking with its exit details).
+func runGinkgoCLI(args []string) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			details, ok := r.(command.AbortDetails)
+			if !ok {
+				panic(r)
+			}
+			if details.Error != nil {
+				fmt.Fprintln(os.Stderr, details.Error)
+			}
+			code = details.ExitCode
+		}
+	}()
+	additional := []string{}
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, additional = args[:i], args[i+1:]
+	}
+	ginkgorun.BuildRunCommand().Run(args, additional)
+	return 0
+}
+
+// specsBinary makes the path under which Ginkgo's CLI runs this binary as a
+// precompiled test binary (it must end in .test): a symlink in dir.
+func specsBinary(dir string) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("locate kubeproof executable: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", dir, err)
+	}
+	link := filepath.Join(dir, "kubeproof-specs.test")
+	_ = os.Remove(link)
+	if err := os.Symlink(exe, link); err != nil {
+		return "", fmt.Errorf("link the spec runner: %w", err)
+	}
+	return link, nil
+}

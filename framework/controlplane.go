@@ -1,0 +1,44 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/onsi/ginkgo/v2"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/framework/cluster/local"
+)
+
+// StartAPIServer starts an extra API server of the cluster under test with
+// extra flags (which win over the cluster's), stopped when the spec ends,
+// and returns it with a copy of the spec's client configuration pointed at
+// it. The spec skips, saying why, when the provider cannot do this.
+func (f *Framework) StartAPIServer(ctx context.Context, args ...string) (*cluster.APIServer, *rest.Config) {
+	ginkgo.GinkgoHelper()
+	f.Require(cluster.ControlPlaneFlags)
+	starter, err := apiServerStarter(f.Cluster)
+	if err != nil {
+		ginkgo.Skip(err.Error())
+	}
+	ginkgo.By(fmt.Sprintf("starting an extra API server with %v", args))
+	srv, err := starter.StartAPIServer(ctx, args)
+	ExpectNoError(err, "start an extra API server")
+	ginkgo.DeferCleanup(srv.Stop)
+	cfg := rest.CopyConfig(f.RESTConfig)
+	cfg.Host = srv.URL
+	return srv, cfg
+}
+
+func apiServerStarter(info *cluster.Info) (cluster.APIServerStarter, error) {
+	switch info.Provider {
+	case local.ProviderName:
+		p, err := local.Open(info.Name)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+	return nil, fmt.Errorf("provider %s cannot start an extra API server", info.Provider)
+}

@@ -1,0 +1,81 @@
+package framework
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+)
+
+// Response is what the API server answered to a raw request: the status
+// code and, for errors, the Status object it sent.
+type Response struct {
+	Code     int
+	Proto    string
+	Body     []byte
+	Header   http.Header
+	Status   metav1.Status
+	Warnings []string
+}
+
+// Evidence renders the response for a claim: code, reason and message.
+func (r Response) Evidence() map[string]any {
+	return map[string]any{"code": r.Code, "reason": string(r.Status.Reason), "message": r.Status.Message, "warnings": r.Warnings}
+}
+
+// Request sends one raw HTTP request with cfg's credentials (and nothing
+// else: no client-side validation or retries), so that a check sees exactly
+// the status the API server chose.
+func Request(ctx context.Context, cfg *rest.Config, method, path string, body any) (Response, error) {
+	return RequestWithType(ctx, cfg, method, path, "application/json", body)
+}
+
+// RequestWithType is Request with a body of another content type (a merge
+// patch, for instance).
+func RequestWithType(ctx context.Context, cfg *rest.Config, method, path, contentType string, body any) (Response, error) {
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return Response{}, fmt.Errorf("HTTP client: %w", err)
+	}
+	var reader io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		reader = bytes.NewReader(b)
+	case string:
+		reader = bytes.NewReader([]byte(b))
+	default:
+		data, err := json.Marshal(b)
+		if err != nil {
+			return Response{}, fmt.Errorf("encode body: %w", err)
+		}
+		reader = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, cfg.Host+path, reader)
+	if err != nil {
+		return Response{}, err
+	}
+	req.Header.Set("Accept", "application/json")
+	if reader != nil {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return Response{}, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return Response{}, fmt.Errorf("%s %s: read body: %w", method, path, err)
+	}
+	r := Response{Code: resp.StatusCode, Proto: resp.Proto, Body: data, Header: resp.Header, Warnings: resp.Header.Values("Warning")}
+	if resp.StatusCode >= 400 {
+		_ = json.Unmarshal(data, &r.Status)
+	}
+	return r, nil
+}

@@ -1,0 +1,57 @@
+package kubectl
+
+import "testing"
+
+const verboseLog = `I1122 01:41:21.412064    3240 helper.go:105] "Request Body" body=""
+I1122 01:41:21.412144    3240 round_trippers.go:527] "Request" verb="GET" url="https://10.250.0.1:6443/apis/apps/v1/namespaces/kt/deployments/nginx-deployment" headers=<
+	Accept: application/json
+ >
+I1122 01:41:21.416230    3240 round_trippers.go:632] "Response" status="404 Not Found" headers=<
+	Content-Type: application/json
+I1122 01:41:23.245000    3271 request.go:1] "Request Body" body="{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\"}"
+I1122 01:41:23.245481    3271 round_trippers.go:527] "Request" verb="POST" url="https://10.250.0.1:6443/apis/apps/v1/namespaces/kt2/deployments?fieldManager=kubectl-client-side-apply" headers=<
+	Accept: application/json
+	Content-Type: application/json
+	User-Agent: kubectl/v1.36.3 (linux/amd64) kubernetes/$Format
+ >
+I1122 01:41:23.262784    3271 round_trippers.go:632] "Response" status="201 Created" headers=<
+`
+
+func TestExchanges(t *testing.T) {
+	ex := Exchanges(verboseLog)
+	if len(ex) != 2 {
+		t.Fatalf("%d exchanges: %+v", len(ex), ex)
+	}
+	if ex[0].Method != "GET" || ex[0].Status != "404 Not Found" {
+		t.Errorf("first: %+v", ex[0])
+	}
+	post := ex[1]
+	if post.Method != "POST" || post.Status != "201 Created" || post.Headers["Content-Type"] != "application/json" ||
+		post.RequestBody != `{"apiVersion":"apps/v1","kind":"Deployment"}` {
+		t.Errorf("second: %+v", post)
+	}
+}
+
+const verbose9 = `I1122 01:47:00.727899    5018 helper.go:246] "Request Body" body=<
+	{"apiVersion":"apps/v1","kind":"Deployment"}
+ >
+I1122 01:47:00.728013    5018 round_trippers.go:527] "Request" curlCommand=<
+	curl -v -XPOST  -H "Accept: application/json" -H "Content-Type: application/json" 'https://10.250.0.1:6443/apis/apps/v1/namespaces/kt7/deployments?fieldManager=kubectl-client-side-apply'
+ >
+I1122 01:47:00.737586    5018 round_trippers.go:632] "Response" verb="POST" url="https://10.250.0.1:6443/apis/apps/v1/namespaces/kt7/deployments" status="201 Created" headers=<
+	Audit-Id: d8631c12
+ > milliseconds=9
+`
+
+func TestExchangesVerbose9(t *testing.T) {
+	ex := Exchanges(verbose9)
+	if len(ex) != 1 {
+		t.Fatalf("%d exchanges: %+v", len(ex), ex)
+	}
+	e := ex[0]
+	if e.Method != "POST" || e.Status != "201 Created" || e.Headers["Content-Type"] != "application/json" ||
+		e.RequestBody != `{"apiVersion":"apps/v1","kind":"Deployment"}` ||
+		e.URL != "https://10.250.0.1:6443/apis/apps/v1/namespaces/kt7/deployments?fieldManager=kubectl-client-side-apply" {
+		t.Errorf("exchange: %+v", e)
+	}
+}

@@ -1,0 +1,244 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeproof/kubeproof/fixtures"
+	"github.com/kubeproof/kubeproof/framework"
+	"github.com/kubeproof/kubeproof/framework/identity"
+	"github.com/kubeproof/kubeproof/framework/images"
+)
+
+const rbacFixture = "rbac-deployment-manager.yaml"
+
+var _ = ginkgo.Describe("API server authorization", func() {
+	f := framework.New("authz")
+
+	ginkgo.It("RBAC: the seed's ClusterRole and RoleBinding, applied as written, give donghyun Deployments in default only",
+		framework.Checks("apiserver-rbac", "004-RBAC-YAML-APPLIES", "004-RBAC-SEED", "004-AUTHZ-ATTRIBUTES", "004-RBAC-CACHE", "002-RBAC"),
+		func(ctx ginkgo.SpecContext) {
+			cert, key, err := identity.IssueClientCertificate(ctx, f.Client, "donghyun", []string{"dev-team"})
+			framework.ExpectNoError(err, "issue donghyun's client certificate")
+			donghyun := identity.Certificate(f.RESTConfig, cert, key)
+			attempts := attemptsFor(f, donghyun)
+
+			ginkgo.By("before the binding: donghyun creates a Deployment in default")
+			framework.Evidence("beforeBinding", attempts.deploymentIn(ctx, "default").Evidence())
+
+			ginkgo.By("kubectl apply -f the seed's RBAC YAML, as written")
+			ginkgo.DeferCleanup(func(ctx context.Context) {
+				_ = f.Client.RbacV1().RoleBindings("default").Delete(ctx, "deploy-binding", metav1.DeleteOptions{})
+				_ = f.Client.RbacV1().ClusterRoles().Delete(ctx, "deployment-manager", metav1.DeleteOptions{})
+			})
+			res, err := f.Kubectl.Run(ctx, bytes.NewReader(fixtures.MustRead(rbacFixture)), "apply", "-f", "-")
+			framework.ExpectNoError(err, "run kubectl apply")
+			framework.Evidence("seedYAML", map[string]any{"exitCode": res.ExitCode, "stdout": strings.TrimSpace(res.Stdout), "stderr": strings.TrimSpace(res.Stderr)})
+			if _, err := f.Client.RbacV1().RoleBindings("default").Get(ctx, "deploy-binding", metav1.GetOptions{}); err != nil {
+				// The RoleBinding as printed was refused: apply the smallest
+				// correction (roleRef.apiGroup) and say so in the evidence.
+				ginkgo.By("the RoleBinding was refused; applying it with roleRef.apiGroup added")
+				rb := seedRoleBinding()
+				rb.RoleRef.APIGroup = rbacv1.GroupName
+				_, err := f.Client.RbacV1().RoleBindings("default").Create(ctx, rb, metav1.CreateOptions{})
+				framework.ExpectNoError(err, "create the corrected RoleBinding")
+				framework.Evidence("correction", "roleRef.apiGroup: rbac.authorization.k8s.io added")
+			}
+
+			ginkgo.By("waiting until authorization reflects the binding")
+			began := time.Now()
+			err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+				allowed, err := attempts.review(ctx, "default", "apps", "deployments", "create")
+				return allowed, err
+			})
+			framework.ExpectNoError(err, "wait for the binding to take effect")
+			framework.Evidence("bindingEffective", map[string]any{"ms": framework.Millis(time.Since(began))})
+
+			ginkgo.By("after the binding: what donghyun may and may not do")
+			after := map[string]framework.Response{
+				"defaultDeployments": attempts.deploymentIn(ctx, "default"),
+				"otherNamespace":     attempts.deploymentIn(ctx, f.Namespace),
+				"pods":               attempts.podIn(ctx, "default"),
+				"secrets":            attempts.get(ctx, "/api/v1/namespaces/default/secrets"),
+			}
+			codes := map[string]any{}
+			for k, r := range after {
+				codes[k] = r.Code
+			}
+			framework.Evidence("afterBinding", codes)
+
+			ginkgo.By("SubjectAccessReview with the same attributes")
+			reviews := map[string]bool{}
+			agree := true
+			for k, attrs := range map[string][4]string{
+				"defaultDeployments": {"default", "apps", "deployments", "create"},
+				"otherNamespace":     {f.Namespace, "apps", "deployments", "create"},
+				"pods":               {"default", "", "pods", "create"},
+				"secrets":            {"default", "", "secrets", "list"},
+			} {
+				allowed, err := attempts.review(ctx, attrs[0], attrs[1], attrs[2], attrs[3])
+				framework.ExpectNoError(err, "SubjectAccessReview for %s", k)
+				reviews[k] = allowed
+				agree = agree && allowed == (after[k].Code < 300)
+			}
+			framework.Evidence("subjectAccessReview", map[string]any{"allowed": reviews, "agreesWithRequests": agree})
+		})
+
+	ginkgo.It("Node authorizer and NodeRestriction: a node reads what its own Pods use and changes only itself",
+		framework.Checks("apiserver-node-authz", "004-NODE-AUTHORIZER"),
+		func(ctx ginkgo.SpecContext) {
+			nodes, err := f.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+			framework.ExpectNoError(err, "list nodes")
+			gomegaNodes(nodes.Items)
+			node := nodes.Items[0].Name
+			cert, key, err := identity.IssueClientCertificate(ctx, f.Client, "system:node:"+node, []string{"system:nodes"})
+			framework.ExpectNoError(err, "issue a client certificate for node %s", node)
+			nodeCfg := identity.Certificate(f.RESTConfig, cert, key)
+
+			ginkgo.By("two Secrets: one used by a Pod bound to this node, one by a Pod bound elsewhere")
+			for _, s := range []string{"mine", "other"} {
+				_, err := f.Client.CoreV1().Secrets(f.Namespace).Create(ctx, &corev1.Secret{
+					ObjectMeta: metav1.ObjectMeta{Name: "secret-" + s}, StringData: map[string]string{"k": s}}, metav1.CreateOptions{})
+				framework.ExpectNoError(err, "create secret-%s", s)
+			}
+			mine := podUsingSecret("pod-mine", "secret-mine", node)
+			other := podUsingSecret("pod-other", "secret-other", "kubeproof-absent-node")
+			for _, p := range []*corev1.Pod{mine, other} {
+				_, err := f.Client.CoreV1().Pods(f.Namespace).Create(ctx, p, metav1.CreateOptions{})
+				framework.ExpectNoError(err, "create %s", p.Name)
+			}
+
+			ginkgo.By("as the node: the Secret of its own Pod, once the authorizer's graph has the Pod")
+			nsPath := "/api/v1/namespaces/" + f.Namespace
+			var mineRes framework.Response
+			err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+				r, err := framework.Request(ctx, nodeCfg, "GET", nsPath+"/secrets/secret-mine", nil)
+				mineRes = r
+				return err == nil && r.Code == 200, nil
+			})
+			framework.ExpectNoError(err, "wait for the node to read its Pod's Secret (last answer HTTP %d %s)", mineRes.Code, mineRes.Status.Message)
+			otherRes, err := framework.Request(ctx, nodeCfg, "GET", nsPath+"/secrets/secret-other", nil)
+			framework.ExpectNoError(err, "read the other Secret")
+			podOther, err := framework.Request(ctx, nodeCfg, "GET", nsPath+"/pods/pod-other", nil)
+			framework.ExpectNoError(err, "read the Pod bound elsewhere")
+
+			ginkgo.By("as the node: changing another Node, and a restricted label on itself")
+			fake := &corev1.Node{ObjectMeta: metav1.ObjectMeta{GenerateName: "kubeproof-fake-node-", Labels: map[string]string{"kubeproof.io/fake": "true"}}}
+			fake, err = f.Client.CoreV1().Nodes().Create(ctx, fake, metav1.CreateOptions{})
+			framework.ExpectNoError(err, "create a Node object no kubelet runs")
+			ginkgo.DeferCleanup(func(ctx context.Context) {
+				_ = f.Client.CoreV1().Nodes().Delete(ctx, fake.Name, metav1.DeleteOptions{})
+			})
+			patch := func(name, label string) framework.Response {
+				r, err := framework.RequestWithType(ctx, nodeCfg, "PATCH", "/api/v1/nodes/"+name, "application/merge-patch+json",
+					fmt.Sprintf(`{"metadata":{"labels":{%q:"x"}}}`, label))
+				framework.ExpectNoError(err, "patch node %s", name)
+				return r
+			}
+			otherNode := patch(fake.Name, "kubeproof.io/changed-by-another-node")
+			restricted := patch(node, "node-restriction.kubernetes.io/kubeproof")
+			framework.Evidence("nodeAccess", map[string]any{
+				"secretOfMyPod":       mineRes.Code,
+				"secretOfOtherPod":    otherRes.Code,
+				"podOnOtherNode":      podOther.Code,
+				"patchOtherNode":      otherNode.Code,
+				"patchOtherNodeMsg":   f.Generalize(otherNode.Status.Message, map[string]string{node: "{node}", fake.Name: "{other-node}"}),
+				"restrictedLabel":     restricted.Code,
+				"restrictedLabelMsg":  f.Generalize(restricted.Status.Message, map[string]string{node: "{node}"}),
+				"secretOfOtherPodMsg": f.Generalize(otherRes.Status.Message, map[string]string{node: "{node}"}),
+			})
+		})
+})
+
+// attempts are requests one identity makes, for authorization checks.
+type attempts struct {
+	f   *framework.Framework
+	cfg *rest.Config
+}
+
+func attemptsFor(f *framework.Framework, cfg *rest.Config) attempts { return attempts{f: f, cfg: cfg} }
+
+// deploymentIn tries to create a Deployment in ns (server-side dry run:
+// authorization is decided, nothing is stored).
+func (a attempts) deploymentIn(ctx context.Context, ns string) framework.Response {
+	ginkgo.GinkgoHelper()
+	dep, err := yaml.YAMLToJSON(fixtures.MustRead("deployment.yaml"))
+	framework.ExpectNoError(err, "read deployment.yaml")
+	r, err := framework.Request(ctx, a.cfg, "POST", "/apis/apps/v1/namespaces/"+ns+"/deployments?dryRun=All", dep)
+	framework.ExpectNoError(err, "create a Deployment in %s", ns)
+	return r
+}
+
+func (a attempts) podIn(ctx context.Context, ns string) framework.Response {
+	ginkgo.GinkgoHelper()
+	pod, err := yaml.YAMLToJSON(fixtures.MustRead("pod.yaml"))
+	framework.ExpectNoError(err, "read pod.yaml")
+	r, err := framework.Request(ctx, a.cfg, "POST", "/api/v1/namespaces/"+ns+"/pods?dryRun=All", pod)
+	framework.ExpectNoError(err, "create a Pod in %s", ns)
+	return r
+}
+
+func (a attempts) get(ctx context.Context, path string) framework.Response {
+	ginkgo.GinkgoHelper()
+	r, err := framework.Request(ctx, a.cfg, "GET", path, nil)
+	framework.ExpectNoError(err, "GET %s", path)
+	return r
+}
+
+// review asks a SubjectAccessReview (as admin) whether donghyun may.
+func (a attempts) review(ctx context.Context, ns, group, resource, verb string) (bool, error) {
+	sar, err := a.f.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+		Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:   "donghyun",
+			Groups: []string{"dev-team", "system:authenticated"},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: ns, Group: group, Resource: resource, Verb: verb,
+			},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return false, err
+	}
+	return sar.Status.Allowed, nil
+}
+
+func seedRoleBinding() *rbacv1.RoleBinding {
+	docs := strings.Split(string(fixtures.MustRead(rbacFixture)), "\n---\n")
+	var rb rbacv1.RoleBinding
+	if err := yaml.Unmarshal([]byte(docs[1]), &rb); err != nil {
+		panic(fmt.Sprintf("%s: %v", rbacFixture, err))
+	}
+	return &rb
+}
+
+func podUsingSecret(name, secret, node string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PodSpec{
+			NodeName: node,
+			Containers: []corev1.Container{{
+				Name: "app", Image: images.TestApp.Ref,
+				EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: secret}}}},
+			}},
+		},
+	}
+}
+
+func gomegaNodes(nodes []corev1.Node) {
+	ginkgo.GinkgoHelper()
+	if len(nodes) == 0 {
+		ginkgo.Fail("the cluster has no nodes")
+	}
+}
