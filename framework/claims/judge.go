@@ -204,7 +204,7 @@ func judge(c Claim, specs map[string]SpecResult, info *cluster.Info) Result {
 			r.Verdict, r.Reason = NotRun, fmt.Sprintf("evidence %s comes from spec %s, which did not run in this run", missing, strings.Join(absent, ", "))
 			return r
 		}
-		r.Verdict, r.Reason = Error, missingReason(missing, ran)
+		r.Verdict, r.Reason = missingEvidence(missing, ran)
 		return r
 	}
 	if allHold(obs) {
@@ -277,13 +277,20 @@ func context(paths []string, specs []SpecResult) []Observation {
 	return obs
 }
 
-func missingReason(evidence string, specs []SpecResult) string {
+// missingEvidence explains evidence no spec recorded: a spec that skipped
+// (the cluster cannot do what it needs), failed, or a harness bug.
+func missingEvidence(evidence string, specs []SpecResult) (Verdict, string) {
 	for _, s := range specs {
-		if s.failed() {
-			return fmt.Sprintf("spec %s %s before it observed %s: %s", s.ID, s.State, evidence, s.Message)
+		if s.skipped() {
+			return NotCheckable, fmt.Sprintf("spec %s, which observes %s, skipped: %s", s.ID, evidence, s.Message)
 		}
 	}
-	return fmt.Sprintf("no spec recorded the evidence %s (a harness bug)", evidence)
+	for _, s := range specs {
+		if s.failed() {
+			return Error, fmt.Sprintf("spec %s %s before it observed %s: %s", s.ID, s.State, evidence, s.Message)
+		}
+	}
+	return Error, fmt.Sprintf("no spec recorded the evidence %s (a harness bug)", evidence)
 }
 
 func allHold(obs []Observation) bool {

@@ -118,9 +118,33 @@ func Exchanges(log string) []Exchange {
 			out = append(out, ex)
 		case strings.Contains(l, `"Response" `) && strings.Contains(l, `status=`) && len(out) > 0 && out[len(out)-1].Status == "":
 			out[len(out)-1].Status = unquoteAfter(l, `status=`)
+		// Older kubectl (before structured logging): plain messages.
+		case strings.Contains(l, "] Request Body: "):
+			_, body, _ = strings.Cut(l, "] Request Body: ")
+		case strings.Contains(l, "] curl -v -X"):
+			_, cmd, _ := strings.Cut(l, "] ")
+			ex := parseCurl(cmd)
+			ex.RequestBody, body = body, ""
+			out = append(out, ex)
+		case len(out) > 0 && out[len(out)-1].Status == "" && plainResponse(l, out[len(out)-1]) != "":
+			out[len(out)-1].Status = plainResponse(l, out[len(out)-1])
 		}
 	}
 	return out
+}
+
+// plainResponse reads "] POST https://... 201 Created in 9 milliseconds"
+// for the request ex (older kubectl).
+func plainResponse(l string, ex Exchange) string {
+	_, rest, ok := strings.Cut(l, "] "+ex.Method+" "+ex.URL+" ")
+	if !ok {
+		return ""
+	}
+	status, _, ok := strings.Cut(rest, " in ")
+	if !ok {
+		return ""
+	}
+	return status
 }
 
 // parseCurl reads method, headers and URL from kubectl's curl rendering of

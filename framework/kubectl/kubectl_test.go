@@ -55,3 +55,16 @@ func TestExchangesVerbose9(t *testing.T) {
 		t.Errorf("exchange: %+v", e)
 	}
 }
+
+const verboseOld = `I1122 01:54:34.101  123 request.go:1212] Request Body: {"apiVersion":"apps/v1","kind":"Deployment"}
+I1122 01:54:34.102  123 round_trippers.go:466] curl -v -XPOST  -H "Content-Type: application/json" -H "Accept: application/json" 'https://10.250.0.1:6443/apis/apps/v1/namespaces/kt/deployments?fieldManager=kubectl-client-side-apply'
+I1122 01:54:34.110  123 round_trippers.go:553] POST https://10.250.0.1:6443/apis/apps/v1/namespaces/kt/deployments?fieldManager=kubectl-client-side-apply 201 Created in 8 milliseconds
+`
+
+func TestExchangesOlderKubectl(t *testing.T) {
+	ex := Exchanges(verboseOld)
+	if len(ex) != 1 || ex[0].Method != "POST" || ex[0].Status != "201 Created" || ex[0].Headers["Content-Type"] != "application/json" ||
+		ex[0].RequestBody != `{"apiVersion":"apps/v1","kind":"Deployment"}` {
+		t.Fatalf("exchanges: %+v", ex)
+	}
+}

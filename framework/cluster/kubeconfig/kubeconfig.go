@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"time"
 
+	"k8s.io/client-go/tools/clientcmd"
+
 	"github.com/kubeproof/kubeproof/framework/cluster"
 )
 
@@ -42,9 +44,15 @@ func (p *Provider) Info(ctx context.Context) (*cluster.Info, error) {
 	if err != nil {
 		return nil, err
 	}
+	name := p.Context
+	if name == "" {
+		if raw, err := clientcmd.LoadFromFile(p.Path); err == nil {
+			name = raw.CurrentContext
+		}
+	}
 	info := &cluster.Info{
 		Provider:   ProviderName,
-		Name:       p.Context,
+		Name:       name,
 		Kubeconfig: p.Path,
 		Context:    p.Context,
 		Reasons: map[cluster.Capability]string{
