@@ -5,15 +5,22 @@
 package apiserver
 
 import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/audit"
+	"github.com/kubeproof/kubeproof/framework/authserver"
 	"github.com/kubeproof/kubeproof/framework/identity"
 )
 
@@ -98,6 +105,53 @@ var _ = ginkgo.Describe("API server authentication", func() {
 			framework.Evidence("invalidToken", res.Evidence())
 		})
 })
+
+var _ = ginkgo.Describe("API server authentication from outside", func() {
+	f := framework.New("authn-ext")
+
+	ginkgo.It("accepts ID tokens of an OIDC issuer (structured AuthenticationConfiguration) and tokens a webhook vouches for",
+		framework.Checks("apiserver-authn-external", "003-AUTHN-METHODS", "004-OIDC", "004-WEBHOOK-TOKEN", "004-AUTHN-CHAIN-EXAMPLE"),
+		func(ctx ginkgo.SpecContext) {
+			idp, err := authserver.Start(map[string]authenticationv1.UserInfo{
+				webhookToken: {Username: "jisoo", Groups: []string{"webhook-team"}},
+			})
+			framework.ExpectNoError(err, "start the harness's identity provider")
+			ginkgo.DeferCleanup(idp.Close)
+			dir := ginkgo.GinkgoT().TempDir()
+			authnConfig := filepath.Join(dir, "authentication.yaml")
+			webhookConfig := filepath.Join(dir, "webhook.kubeconfig")
+			framework.ExpectNoError(os.WriteFile(authnConfig, idp.AuthenticationConfig("kubeproof"), 0o600), "write the AuthenticationConfiguration")
+			framework.ExpectNoError(os.WriteFile(webhookConfig, idp.WebhookKubeconfig(), 0o600), "write the webhook kubeconfig")
+			_, cfg := f.StartAPIServer(ctx, "--authentication-config="+authnConfig,
+				"--authentication-token-webhook-config-file="+webhookConfig, "--authentication-token-webhook-version=v1")
+
+			ginkgo.By("an ID token for donghyun in dev-team, signed by the issuer")
+			token, err := idp.Token("donghyun", []string{"dev-team"}, "kubeproof", 10*time.Minute)
+			framework.ExpectNoError(err, "issue an ID token")
+			// The JWT authenticator fetches the issuer's keys after the API
+			// server starts; until it has them, the token is refused.
+			var who authenticationv1.UserInfo
+			err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+				who, err = identity.WhoAmI(ctx, identity.Bearer(cfg, token))
+				return err == nil, nil
+			})
+			framework.ExpectNoError(err, "wait for the API server to accept the issuer's token")
+			framework.Evidence("oidc", map[string]any{"username": who.Username, "groups": who.Groups})
+
+			ginkgo.By("an opaque token only the webhook knows")
+			who, err = identity.WhoAmI(ctx, identity.Bearer(cfg, webhookToken))
+			framework.ExpectNoError(err, "authenticate with the webhook token")
+			framework.Evidence("webhookToken", map[string]any{"username": who.Username, "groups": who.Groups, "askedWebhook": slices.Contains(idp.WebhookAnswers(), "jisoo")})
+
+			ginkgo.By("a token no authenticator accepts")
+			res, err := framework.Request(ctx, identity.Bearer(cfg, "kubeproof-nobody-knows-this"), "GET", "/api/v1/namespaces/"+f.Namespace+"/pods", nil)
+			framework.ExpectNoError(err, "send an unknown token")
+			framework.Evidence("unknownToken", res.Evidence())
+		})
+})
+
+// webhookToken is the opaque token the harness's webhook accepts.
+const webhookToken = "kubeproof-webhook-token"
 
 // userInMessage extracts the user a 403 message names ("User \"x\" cannot ...").
 func userInMessage(msg string) string {

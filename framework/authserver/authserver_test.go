@@ -1,0 +1,128 @@
+package authserver
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"math/big"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	"sigs.k8s.io/yaml"
+)
+
+func client(s *Server) *http.Client {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(s.CAPEM)
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+}
+
+// A token verifies against the published key, found through discovery, the
+// way an API server finds it.
+func TestTokenVerifiesAgainstPublishedKey(t *testing.T) {
+	s, err := Start(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := client(s)
+	var disc struct {
+		Issuer  string `json:"issuer"`
+		JWKSURI string `json:"jwks_uri"`
+	}
+	get(t, c, s.URL+"/.well-known/openid-configuration", &disc)
+	if disc.Issuer != s.URL {
+		t.Fatalf("issuer %q, want %q", disc.Issuer, s.URL)
+	}
+	var set struct{ Keys []struct{ X, Y, Kid string } }
+	get(t, c, disc.JWKSURI, &set)
+	x, y := decodeInt(t, set.Keys[0].X), decodeInt(t, set.Keys[0].Y)
+	pub := &ecdsa.PublicKey{Curve: elliptic.P256(), X: x, Y: y}
+
+	token, err := s.Token("donghyun", []string{"dev-team"}, "kubeproof", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		t.Fatalf("token has %d parts", len(parts))
+	}
+	sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
+	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	if !ecdsa.Verify(pub, digest[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
+		t.Fatal("signature does not verify with the published key")
+	}
+	var claims map[string]any
+	payload, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	if err := json.Unmarshal(payload, &claims); err != nil || claims["sub"] != "donghyun" || claims["iss"] != s.URL {
+		t.Fatalf("claims %v, %v", claims, err)
+	}
+}
+
+func TestWebhookAnswersKnownTokensOnly(t *testing.T) {
+	s, err := Start(map[string]authenticationv1.UserInfo{"good": {Username: "jisoo"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := client(s)
+	for token, want := range map[string]bool{"good": true, "bad": false} {
+		body, _ := json.Marshal(authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}})
+		resp, err := c.Post(s.URL+"/authenticate", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var review authenticationv1.TokenReview
+		_ = json.NewDecoder(resp.Body).Decode(&review)
+		resp.Body.Close()
+		if review.Status.Authenticated != want {
+			t.Errorf("token %q: authenticated %t", token, review.Status.Authenticated)
+		}
+	}
+	if got := s.WebhookAnswers(); len(got) != 1 || got[0] != "jisoo" {
+		t.Errorf("answers %v", got)
+	}
+}
+
+func TestConfigsParse(t *testing.T) {
+	s, err := Start(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var cfg map[string]any
+	if err := yaml.UnmarshalStrict(s.AuthenticationConfig("kubeproof"), &cfg); err != nil {
+		t.Fatalf("AuthenticationConfiguration: %v", err)
+	}
+	if err := yaml.UnmarshalStrict(s.WebhookKubeconfig(), &cfg); err != nil {
+		t.Fatalf("webhook kubeconfig: %v", err)
+	}
+}
+
+func get(t *testing.T, c *http.Client, url string, into any) {
+	t.Helper()
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(into); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func decodeInt(t *testing.T, s string) *big.Int {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return new(big.Int).SetBytes(b)
+}
