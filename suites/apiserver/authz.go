@@ -174,19 +174,21 @@ func attemptsFor(f *framework.Framework, cfg *rest.Config) attempts { return att
 // authorization is decided, nothing is stored).
 func (a attempts) deploymentIn(ctx context.Context, ns string) framework.Response {
 	ginkgo.GinkgoHelper()
-	dep, err := yaml.YAMLToJSON(fixtures.MustRead("deployment.yaml"))
-	framework.ExpectNoError(err, "read deployment.yaml")
-	r, err := framework.Request(ctx, a.cfg, "POST", "/apis/apps/v1/namespaces/"+ns+"/deployments?dryRun=All", dep)
-	framework.ExpectNoError(err, "create a Deployment in %s", ns)
-	return r
+	return a.createDryRun(ctx, "/apis/apps/v1/namespaces/"+ns+"/deployments", "deployment.yaml")
 }
 
 func (a attempts) podIn(ctx context.Context, ns string) framework.Response {
 	ginkgo.GinkgoHelper()
-	pod, err := yaml.YAMLToJSON(fixtures.MustRead("pod.yaml"))
-	framework.ExpectNoError(err, "read pod.yaml")
-	r, err := framework.Request(ctx, a.cfg, "POST", "/api/v1/namespaces/"+ns+"/pods?dryRun=All", pod)
-	framework.ExpectNoError(err, "create a Pod in %s", ns)
+	return a.createDryRun(ctx, "/api/v1/namespaces/"+ns+"/pods", "pod.yaml")
+}
+
+// createDryRun POSTs a fixture to path as a server-side dry run.
+func (a attempts) createDryRun(ctx context.Context, path, fixture string) framework.Response {
+	ginkgo.GinkgoHelper()
+	body, err := yaml.YAMLToJSON(fixtures.MustRead(fixture))
+	framework.ExpectNoError(err, "read %s", fixture)
+	r, err := framework.Request(ctx, a.cfg, "POST", path+"?dryRun=All", body)
+	framework.ExpectNoError(err, "create %s at %s", fixture, path)
 	return r
 }
 
