@@ -4,6 +4,9 @@
 package suites
 
 import (
+	// Admission: kubeproof's own webhooks installed for real, and a
+	// ValidatingAdmissionPolicy.
+	_ "github.com/kubeproof/kubeproof/suites/admission"
 	// The API server: authentication, authorization, validation, storage,
 	// discovery, concurrency, watches, kubectl's requests.
 	_ "github.com/kubeproof/kubeproof/suites/apiserver"

@@ -41,10 +41,12 @@ var (
 	Pause = Image{Ref: "kubeproof.local/pause:v1", Program: "kubeproof-pause"}
 	// TestApp is the workload image of every suite.
 	TestApp = Image{Ref: "kubeproof.local/testapp:v1", Program: "kubeproof-testapp", Args: []string{"serve"}}
+	// Webhook is kubeproof's admission webhook server (package webhooks).
+	Webhook = Image{Ref: "kubeproof.local/webhook:v1", Program: "kubeproof-webhook"}
 )
 
 // All are the images every cluster gets.
-var All = []Image{Pause, TestApp}
+var All = []Image{Pause, TestApp, Webhook}
 
 // ProgramDir is where the image programs are looked for: $KUBEPROOF_PROGRAM_DIR,
 // else the directory of the running executable.

@@ -1,0 +1,247 @@
+// Package install runs kubeproof's webhook server in a namespace, the way
+// users deploy webhooks (a Deployment with a readiness probe behind a
+// Service, TLS from a CA whose bundle the configurations carry), installs
+// webhook configurations that only see that namespace, and reads the
+// server's record of the calls it received.
+package install
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/framework/pki"
+	"github.com/kubeproof/kubeproof/webhooks"
+)
+
+// Name of the webhook server's Deployment, Service, Secret and app label.
+const Name = "kubeproof-webhook"
+
+// Images the server runs as, and puts into the containers it injects.
+type Images struct {
+	Webhook string
+	TestApp string
+}
+
+// Server is a webhook server running in a namespace.
+type Server struct {
+	Namespace string
+	CABundle  []byte
+	client    kubernetes.Interface
+}
+
+// Deploy starts the webhook server in ns and waits until its Pod is Ready.
+func Deploy(ctx context.Context, client kubernetes.Interface, ns string, img Images, timeout time.Duration) (*Server, error) {
+	ca, err := pki.NewCA("kubeproof-webhook-ca")
+	if err != nil {
+		return nil, err
+	}
+	host := Name + "." + ns + ".svc"
+	kp, err := ca.Issue(pki.Request{CommonName: host, DNSNames: []string{host, host + ".cluster.local", Name}, Usage: pki.ServerAuth})
+	if err != nil {
+		return nil, err
+	}
+	labels := map[string]string{"app": Name}
+	one := int32(1)
+	objects := []func() error{
+		func() error {
+			_, err := client.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
+				ObjectMeta: metav1.ObjectMeta{Name: Name},
+				Type:       corev1.SecretTypeTLS,
+				Data:       map[string][]byte{corev1.TLSCertKey: kp.CertPEM, corev1.TLSPrivateKeyKey: kp.KeyPEM},
+			}, metav1.CreateOptions{})
+			return err
+		},
+		func() error {
+			_, err := client.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
+				ObjectMeta: metav1.ObjectMeta{Name: Name, Labels: labels},
+				Spec: appsv1.DeploymentSpec{
+					Replicas: &one,
+					Selector: &metav1.LabelSelector{MatchLabels: labels},
+					Template: corev1.PodTemplateSpec{
+						ObjectMeta: metav1.ObjectMeta{Labels: labels},
+						Spec: corev1.PodSpec{
+							Containers: []corev1.Container{{
+								Name: "webhook", Image: img.Webhook,
+								Args:  []string{"--listen=:8443", "--image=" + img.TestApp},
+								Ports: []corev1.ContainerPort{{ContainerPort: 8443}},
+								ReadinessProbe: &corev1.Probe{PeriodSeconds: 1, ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+									Path: "/readyz", Port: intstr.FromInt32(8443), Scheme: corev1.URISchemeHTTPS}}},
+								VolumeMounts: []corev1.VolumeMount{{Name: "tls", MountPath: "/tls", ReadOnly: true}},
+							}},
+							Volumes: []corev1.Volume{{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: Name}}}},
+						},
+					},
+				},
+			}, metav1.CreateOptions{})
+			return err
+		},
+		func() error {
+			_, err := client.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+				ObjectMeta: metav1.ObjectMeta{Name: Name},
+				Spec:       corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Port: 443, TargetPort: intstr.FromInt32(8443)}}},
+			}, metav1.CreateOptions{})
+			return err
+		},
+	}
+	for _, create := range objects {
+		if err := create(); err != nil {
+			return nil, fmt.Errorf("deploy the webhook server: %w", err)
+		}
+	}
+	lw := cache.NewFilteredListWatchFromClient(client.DiscoveryV1().RESTClient(), "endpointslices", ns, func(o *metav1.ListOptions) {
+		o.LabelSelector = discoveryv1.LabelServiceName + "=" + Name
+	})
+	// A ready endpoint of the Service: the Pod passed its readiness probe
+	// and the API server can route to it.
+	if _, err := observe.Until(ctx, timeout, "a ready endpoint of Service "+ns+"/"+Name, lw, func(es *discoveryv1.EndpointSlice) (bool, error) {
+		for _, e := range es.Endpoints {
+			if e.Conditions.Ready != nil && *e.Conditions.Ready {
+				return true, nil
+			}
+		}
+		return false, nil
+	}, func(es *discoveryv1.EndpointSlice) string {
+		return fmt.Sprintf("EndpointSlice %s with %d endpoints", es.Name, len(es.Endpoints))
+	}); err != nil {
+		return nil, err
+	}
+	return &Server{Namespace: ns, CABundle: ca.CertPEM(), client: client}, nil
+}
+
+// Webhook is one webhook of a configuration.
+type Webhook struct {
+	// Name is the webhook's name (a DNS name, e.g. sidecar.kubeproof.io).
+	Name string
+	// Path is the server path that handles it (see package webhooks).
+	Path string
+	// FailurePolicy defaults to Fail.
+	FailurePolicy admissionregistrationv1.FailurePolicyType
+	// TimeoutSeconds defaults to the API server's default (10).
+	TimeoutSeconds int32
+	// Reinvocation applies to mutating webhooks (default Never).
+	Reinvocation admissionregistrationv1.ReinvocationPolicyType
+	// Service overrides the Service the webhook calls (to point at one
+	// that does not answer).
+	Service string
+}
+
+// Scope selects what a configuration sees: Pods created or updated in the
+// server's namespace, except the server's own.
+func (s *Server) scope() (admissionregistrationv1.RuleWithOperations, *metav1.LabelSelector, *metav1.LabelSelector) {
+	rule := admissionregistrationv1.RuleWithOperations{
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+		Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
+	}
+	ns := &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: s.Namespace}}
+	obj := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpNotIn, Values: []string{Name}}}}
+	return rule, ns, obj
+}
+
+func (s *Server) clientConfig(w Webhook) admissionregistrationv1.WebhookClientConfig {
+	svc := w.Service
+	if svc == "" {
+		svc = Name
+	}
+	path := w.Path
+	port := int32(443)
+	return admissionregistrationv1.WebhookClientConfig{
+		Service:  &admissionregistrationv1.ServiceReference{Namespace: s.Namespace, Name: svc, Path: &path, Port: &port},
+		CABundle: s.CABundle,
+	}
+}
+
+// ConfigName is the cluster-wide name of a configuration of this server.
+func (s *Server) ConfigName(name string) string { return "kubeproof-" + s.Namespace + "-" + name }
+
+// Mutating creates a MutatingWebhookConfiguration, in the order given.
+func (s *Server) Mutating(ctx context.Context, name string, hooks ...Webhook) error {
+	rule, ns, obj := s.scope()
+	none := admissionregistrationv1.SideEffectClassNone
+	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: s.ConfigName(name)}}
+	for _, w := range hooks {
+		fp, timeout, reinv := defaults(w)
+		cfg.Webhooks = append(cfg.Webhooks, admissionregistrationv1.MutatingWebhook{
+			Name: w.Name, ClientConfig: s.clientConfig(w), Rules: []admissionregistrationv1.RuleWithOperations{rule},
+			NamespaceSelector: ns, ObjectSelector: obj, SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
+			FailurePolicy: &fp, TimeoutSeconds: timeout, ReinvocationPolicy: &reinv,
+		})
+	}
+	_, err := s.client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("create MutatingWebhookConfiguration %s: %w", cfg.Name, err)
+	}
+	return nil
+}
+
+// Validating creates a ValidatingWebhookConfiguration.
+func (s *Server) Validating(ctx context.Context, name string, hooks ...Webhook) error {
+	rule, ns, obj := s.scope()
+	none := admissionregistrationv1.SideEffectClassNone
+	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: s.ConfigName(name)}}
+	for _, w := range hooks {
+		fp, timeout, _ := defaults(w)
+		cfg.Webhooks = append(cfg.Webhooks, admissionregistrationv1.ValidatingWebhook{
+			Name: w.Name, ClientConfig: s.clientConfig(w), Rules: []admissionregistrationv1.RuleWithOperations{rule},
+			NamespaceSelector: ns, ObjectSelector: obj, SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
+			FailurePolicy: &fp, TimeoutSeconds: timeout,
+		})
+	}
+	_, err := s.client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("create ValidatingWebhookConfiguration %s: %w", cfg.Name, err)
+	}
+	return nil
+}
+
+func defaults(w Webhook) (admissionregistrationv1.FailurePolicyType, *int32, admissionregistrationv1.ReinvocationPolicyType) {
+	fp := w.FailurePolicy
+	if fp == "" {
+		fp = admissionregistrationv1.Fail
+	}
+	var timeout *int32
+	if w.TimeoutSeconds > 0 {
+		t := w.TimeoutSeconds
+		timeout = &t
+	}
+	reinv := w.Reinvocation
+	if reinv == "" {
+		reinv = admissionregistrationv1.NeverReinvocationPolicy
+	}
+	return fp, timeout, reinv
+}
+
+// Uninstall deletes the named configurations (those of this server).
+func (s *Server) Uninstall(ctx context.Context, names ...string) error {
+	for _, n := range names {
+		full := s.ConfigName(n)
+		_ = s.client.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, full, metav1.DeleteOptions{})
+		_ = s.client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, full, metav1.DeleteOptions{})
+	}
+	return nil
+}
+
+// Calls reads the server's record of admission calls for its namespace,
+// through the API server's service proxy.
+func (s *Server) Calls(ctx context.Context) ([]webhooks.Call, error) {
+	raw, err := s.client.CoreV1().Services(s.Namespace).ProxyGet("https", Name, "443", "/calls", map[string]string{"namespace": s.Namespace}).DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the webhook server's calls: %w", err)
+	}
+	var calls []webhooks.Call
+	if err := json.Unmarshal(raw, &calls); err != nil {
+		return nil, fmt.Errorf("decode the webhook server's calls: %w", err)
+	}
+	return calls, nil
+}
