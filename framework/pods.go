@@ -18,12 +18,12 @@ import (
 // RecordPods records every Pod event in the spec's namespace from now on,
 // until the spec ends.
 func (f *Framework) RecordPods(ctx context.Context) *observe.Recorder {
-	return f.record(ctx, "pods in "+f.Namespace,
+	return f.Record(ctx, "pods in "+f.Namespace,
 		cache.NewListWatchFromClient(f.Client.CoreV1().RESTClient(), "pods", f.Namespace, fields.Everything()))
 }
 
-// record starts a Recorder stopped when the spec ends.
-func (f *Framework) record(ctx context.Context, what string, lw cache.ListerWatcherWithContext) *observe.Recorder {
+// Record starts a Recorder of lw, stopped when the spec ends.
+func (f *Framework) Record(ctx context.Context, what string, lw cache.ListerWatcherWithContext) *observe.Recorder {
 	ginkgo.GinkgoHelper()
 	rec, err := observe.Record(ctx, lw)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "watch %s", what)
@@ -121,7 +121,7 @@ func WaitForPodEvent(ctx context.Context, rec *observe.Recorder, what string, ma
 // RecordEvents records every Event (core/v1) in the spec's namespace from
 // now on, until the spec ends.
 func (f *Framework) RecordEvents(ctx context.Context) *observe.Recorder {
-	return f.record(ctx, "events in "+f.Namespace,
+	return f.Record(ctx, "events in "+f.Namespace,
 		cache.NewListWatchFromClient(f.Client.CoreV1().RESTClient(), "events", f.Namespace, fields.Everything()))
 }
 
@@ -154,6 +154,6 @@ func FindEvent(events []observe.Event, name, reason string) *corev1.Event {
 // RecordLease records the events of a node's Lease (kube-node-lease), which
 // the kubelet renews to say it is alive.
 func (f *Framework) RecordLease(ctx context.Context, node string) *observe.Recorder {
-	return f.record(ctx, "the Lease of node "+node, cache.NewListWatchFromClient(f.Client.CoordinationV1().RESTClient(),
+	return f.Record(ctx, "the Lease of node "+node, cache.NewListWatchFromClient(f.Client.CoordinationV1().RESTClient(),
 		"leases", "kube-node-lease", fields.OneTermEqualSelector("metadata.name", node)))
 }

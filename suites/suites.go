@@ -10,6 +10,9 @@ import (
 	// The API server: authentication, authorization, validation, storage,
 	// discovery, concurrency, watches, kubectl's requests.
 	_ "github.com/kubeproof/kubeproof/suites/apiserver"
+	// Controllers: Deployment -> ReplicaSet -> Pods, garbage collection,
+	// rollouts.
+	_ "github.com/kubeproof/kubeproof/suites/controllers"
 	// The Pod creation flow from kubectl apply to a Ready Pod.
 	_ "github.com/kubeproof/kubeproof/suites/podflow"
 )

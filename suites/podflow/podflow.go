@@ -131,7 +131,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 		})
 
 	ginkgo.It("observes how often the kubelet reports a Running Pod's status",
-		framework.Checks("podflow-status-window", "000-STATUS-PERIODIC", "003-STATUS-PERIODIC"),
+		framework.Checks("podflow-status-window", "000-STATUS-PERIODIC", "001-STATUS-CONTINUOUS", "003-STATUS-PERIODIC"),
 		func(ctx ginkgo.SpecContext) {
 			pods := f.RecordPods(ctx)
 			apply(ctx, f)
