@@ -72,6 +72,9 @@ func DescribePod(p *corev1.Pod) string {
 		if c.Reason != "" {
 			s += "(" + c.Reason + ")"
 		}
+		if c.Status == corev1.ConditionFalse && c.Message != "" && c.Type == corev1.PodScheduled {
+			s += ": " + c.Message
+		}
 		conds = append(conds, s)
 	}
 	var containers []string

@@ -13,6 +13,8 @@ import (
 	// Controllers: Deployment -> ReplicaSet -> Pods, garbage collection,
 	// rollouts.
 	_ "github.com/kubeproof/kubeproof/suites/controllers"
+	// The scheduler: filtering, Pending with a reason, scoring, bypass.
+	_ "github.com/kubeproof/kubeproof/suites/scheduler"
 	// The Pod creation flow from kubectl apply to a Ready Pod.
 	_ "github.com/kubeproof/kubeproof/suites/podflow"
 )

@@ -84,8 +84,10 @@ func teardownNetwork(ctx context.Context, l layout) error {
 			errs = append(errs, err.Error())
 		}
 	}
+	// Deleting the namespace deletes the veth pair, asynchronously: the host
+	// side may still be listed, then gone by the time we delete it.
 	if _, err := net.InterfaceByName(l.hostVeth()); err == nil {
-		if err := ipCmd(ctx, "link", "del", l.hostVeth()); err != nil {
+		if err := ipCmd(ctx, "link", "del", l.hostVeth()); err != nil && !strings.Contains(err.Error(), "Cannot find device") {
 			errs = append(errs, err.Error())
 		}
 	}
