@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -159,4 +160,37 @@ func FindEvent(events []observe.Event, name, reason string) *corev1.Event {
 func (f *Framework) RecordLease(ctx context.Context, node string) *observe.Recorder {
 	return f.Record(ctx, "the Lease of node "+node, cache.NewListWatchFromClient(f.Client.CoordinationV1().RESTClient(),
 		"leases", "kube-node-lease", fields.OneTermEqualSelector("metadata.name", node)))
+}
+
+// FetchResult is what `kubeproof-testapp fetch` prints: who answered, how
+// often, and the last answer.
+type FetchResult struct {
+	URL       string         `json:"url"`
+	Requests  int            `json:"requests"`
+	Responses map[string]int `json:"responses"`
+	Errors    int            `json:"errors"`
+	LastError string         `json:"lastError,omitempty"`
+	Last      *struct {
+		PodName    string              `json:"podName"`
+		PodIP      string              `json:"podIP"`
+		Hostname   string              `json:"hostname"`
+		Interfaces map[string][]string `json:"interfaces"`
+	} `json:"last,omitempty"`
+}
+
+// Fetch runs the test app's HTTP client inside a Pod's container (through
+// kubectl exec, as a user would): count requests to url.
+func (f *Framework) Fetch(ctx context.Context, pod, container, url string, count int) FetchResult {
+	ginkgo.GinkgoHelper()
+	args := []string{"exec", pod, "--namespace", f.Namespace}
+	if container != "" {
+		args = append(args, "-c", container)
+	}
+	args = append(args, "--", "/kubeproof-testapp", "fetch", "--count", fmt.Sprint(count), "--timeout", "2s", url)
+	res, err := f.Kubectl.Run(ctx, nil, args...)
+	ExpectNoError(err, "run kubectl exec")
+	gomega.Expect(res.ExitCode).To(gomega.Equal(0), res.String())
+	var out FetchResult
+	ExpectNoError(json.Unmarshal([]byte(res.Stdout), &out), "decode the fetch result %q", res.Stdout)
+	return out
 }

@@ -15,6 +15,10 @@ import (
 	_ "github.com/kubeproof/kubeproof/suites/controllers"
 	// The scheduler: filtering, Pending with a reason, scoring, bypass.
 	_ "github.com/kubeproof/kubeproof/suites/scheduler"
+	// The kubelet: sandbox, images, status, cgroups, probes.
+	_ "github.com/kubeproof/kubeproof/suites/kubelet"
+	// The Pod network: IPs, readiness-gated endpoints, Service traffic.
+	_ "github.com/kubeproof/kubeproof/suites/network"
 	// The Pod creation flow from kubectl apply to a Ready Pod.
 	_ "github.com/kubeproof/kubeproof/suites/podflow"
 )

@@ -97,6 +97,9 @@ type Identity struct {
 	Started      bool      `json:"started"`
 	StartedAt    time.Time `json:"startedAt"`
 	Path         string    `json:"path"`
+	// Interfaces are the network interfaces the process sees, with their
+	// addresses: a Pod's own network namespace.
+	Interfaces map[string][]string `json:"interfaces,omitempty"`
 }
 
 func serve(args []string) error {
@@ -140,6 +143,7 @@ func newHandler(st *state, podIP string) http.Handler {
 			App: AppName, Hostname: hostname, PodName: os.Getenv("POD_NAME"),
 			PodNamespace: os.Getenv("POD_NAMESPACE"), PodIP: podIP,
 			Ready: rd, Healthy: h, Started: s, StartedAt: st.startedAt, Path: r.URL.Path,
+			Interfaces: interfaces(),
 		}
 	}
 	mux := http.NewServeMux()
@@ -188,6 +192,22 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+func interfaces() map[string][]string {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return nil
+	}
+	out := map[string][]string{}
+	for _, i := range ifs {
+		addrs, _ := i.Addrs()
+		out[i.Name] = []string{}
+		for _, a := range addrs {
+			out[i.Name] = append(out[i.Name], a.String())
+		}
+	}
+	return out
+}
+
 func firstIPv4() string {
 	addrs, err := net.InterfaceAddrs()
 	if err != nil {
@@ -210,6 +230,8 @@ type FetchResult struct {
 	Responses map[string]int `json:"responses"`
 	Errors    int            `json:"errors"`
 	LastError string         `json:"lastError,omitempty"`
+	// Last is the last identity received.
+	Last *Identity `json:"last,omitempty"`
 }
 
 func fetch(args []string) error {
@@ -228,33 +250,39 @@ func fetch(args []string) error {
 	res := FetchResult{URL: url, Responses: map[string]int{}}
 	for i := 0; i < *count; i++ {
 		res.Requests++
-		who, err := identify(client, url)
+		id, err := identify(client, url)
 		if err != nil {
 			res.Errors++
 			res.LastError = err.Error()
 			continue
 		}
-		res.Responses[who]++
+		res.Last = &id
+		res.Responses[id.name()]++
 	}
 	return json.NewEncoder(os.Stdout).Encode(res)
 }
 
-func identify(client *http.Client, url string) (string, error) {
+func identify(client *http.Client, url string) (Identity, error) {
 	resp, err := client.Get(url)
 	if err != nil {
-		return "", err
+		return Identity{}, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return "", err
+		return Identity{}, err
 	}
 	var id Identity
 	if err := json.Unmarshal(body, &id); err != nil || id.App != AppName {
-		return "", fmt.Errorf("answer from an unknown responder (HTTP %d): %.80q", resp.StatusCode, body)
+		return Identity{}, fmt.Errorf("answer from an unknown responder (HTTP %d): %.80q", resp.StatusCode, body)
 	}
+	return id, nil
+}
+
+// name is the responder's Pod name, or its host name outside a Pod.
+func (id Identity) name() string {
 	if id.PodName != "" {
-		return id.PodName, nil
+		return id.PodName
 	}
-	return id.Hostname, nil
+	return id.Hostname
 }

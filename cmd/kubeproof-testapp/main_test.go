@@ -76,12 +76,12 @@ func TestIdentifyRejectsUnknownResponders(t *testing.T) {
 	}))
 	defer foreign.Close()
 	if who, err := identify(http.DefaultClient, foreign.URL); err == nil {
-		t.Fatalf("foreign responder identified as %q", who)
+		t.Fatalf("foreign responder identified as %q", who.name())
 	}
 	ours := httptest.NewServer(newHandler(newState(true, true, 0), "10.0.0.1"))
 	defer ours.Close()
 	t.Setenv("POD_NAME", "web-1")
-	if who, err := identify(http.DefaultClient, ours.URL); err != nil || who != "web-1" {
-		t.Fatalf("identify ours: %q, %v", who, err)
+	if who, err := identify(http.DefaultClient, ours.URL); err != nil || who.name() != "web-1" {
+		t.Fatalf("identify ours: %q, %v", who.name(), err)
 	}
 }

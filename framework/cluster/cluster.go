@@ -56,6 +56,8 @@ type Info struct {
 	Etcd *EtcdClient `json:"etcd,omitempty"`
 	// CA is set with ClusterCA.
 	CA *KeyPairFiles `json:"ca,omitempty"`
+	// ContainerdAddress is the node's containerd socket, with NodeExec.
+	ContainerdAddress string `json:"containerdAddress,omitempty"`
 	// Nodes are the node names the provider created.
 	Nodes []string `json:"nodes,omitempty"`
 	// Components maps a control-plane component to when it became ready.

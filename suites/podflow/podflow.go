@@ -79,7 +79,8 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 			cs := running.Status.ContainerStatuses[0]
 			runtimeName, _, _ := strings.Cut(cs.ContainerID, "://")
 			framework.Evidence("running", map[string]any{"phase": running.Status.Phase, "runtime": runtimeName,
-				"containerRunning": cs.State.Running != nil, "restartCount": cs.RestartCount, "hasPodIP": running.Status.PodIP != ""})
+				"containerRunning": cs.State.Running != nil, "restartCount": cs.RestartCount, "hasPodIP": running.Status.PodIP != "",
+				"startedAtSet": !cs.State.Running.StartedAt.IsZero()})
 
 			ginkgo.By("the Pod turns Ready")
 			iReady, ready, podEvents := framework.WaitForPodEvent(ctx, pods, "the Pod to be Ready", func(_ observe.Event, p *corev1.Pod) bool {

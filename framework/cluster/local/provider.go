@@ -83,8 +83,9 @@ func (p *Provider) info(bin binaries.Set) *cluster.Info {
 			CAFile:    l.pki("etcd-ca.crt"),
 			Etcdctl:   bin.Path("etcdctl"),
 		},
-		CA:    &cluster.KeyPairFiles{CertFile: l.pki("ca.crt"), KeyFile: l.pki("ca.key")},
-		Nodes: []string{l.nodeName()},
+		CA:                &cluster.KeyPairFiles{CertFile: l.pki("ca.crt"), KeyFile: l.pki("ca.key")},
+		ContainerdAddress: l.containerdSock(),
+		Nodes:             []string{l.nodeName()},
 	}
 }
 
