@@ -32,6 +32,10 @@ import (
 // schedTimeout bounds a wait for the scheduler to decide.
 const schedTimeout = 2 * time.Minute
 
+// causeTimeout bounds the wait for the scheduler to name a given cause once
+// it has judged a Pod; a node event makes it judge again at once.
+const causeTimeout = 30 * time.Second
+
 // newPod is a Pod of our image requesting cpu and memory.
 func newPod(name, cpu, memory string) *corev1.Pod {
 	req := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)}
@@ -70,15 +74,33 @@ func boundTo(ctx context.Context, pods *observe.Recorder, name string) string {
 	return p.Spec.NodeName
 }
 
-// failedScheduling waits for the scheduler's FailedScheduling event about
-// a Pod and returns its message.
-func failedScheduling(ctx context.Context, events *observe.Recorder, name string) string {
+// failedScheduling returns the message of the scheduler's FailedScheduling
+// event about a Pod: the first that names cause, or, if none does within
+// causeTimeout, the last one seen. The scheduler may have judged the Pod
+// before its informer saw a node created just before; it judges again when
+// the node arrives, and updates the event.
+func failedScheduling(ctx context.Context, events *observe.Recorder, name, cause string) string {
 	ginkgo.GinkgoHelper()
 	evs, err := events.WaitFor(ctx, schedTimeout, "the FailedScheduling event of "+name, func(es []observe.Event) bool {
 		return framework.FindEvent(es, name, "FailedScheduling") != nil
 	}, nil)
 	framework.ExpectNoError(err, "wait for the FailedScheduling event of %s", name)
-	return framework.FindEvent(evs, name, "FailedScheduling").Message
+	naming := func(es []observe.Event) string {
+		last := ""
+		for _, e := range es {
+			if ev, ok := e.Object.(*corev1.Event); ok && ev.InvolvedObject.Name == name && ev.Reason == "FailedScheduling" {
+				last = ev.Message
+				if strings.Contains(ev.Message, cause) {
+					return ev.Message
+				}
+			}
+		}
+		return last
+	}
+	evs, _ = events.WaitFor(ctx, causeTimeout, "a FailedScheduling event of "+name+" naming "+cause, func(es []observe.Event) bool {
+		return strings.Contains(naming(es), cause)
+	}, nil)
+	return naming(evs)
 }
 
 var _ = ginkgo.Describe("Scheduler filtering", func() {
@@ -116,7 +138,7 @@ var _ = ginkgo.Describe("Scheduler filtering", func() {
 				{selector.Name, "didn't match Pod's node affinity/selector"}, {taint.Name, "untolerated taint"},
 			} {
 				cond := unschedulable(ctx, pods, c.pod)
-				msg := failedScheduling(ctx, events, c.pod)
+				msg := failedScheduling(ctx, events, c.pod, c.cause)
 				ev[c.pod] = map[string]any{"podScheduled": string(cond.Status), "reason": cond.Reason,
 					"namesCause": strings.Contains(msg, c.cause), "message": f.Generalize(msg, nil), "phase": "Pending"}
 			}
@@ -167,7 +189,7 @@ var _ = ginkgo.Describe("Scheduler filtering", func() {
 			first := boundTo(ctx, pods, "first")
 			createPod(ctx, f, withGPU("second"))
 			cond := unschedulable(ctx, pods, "second")
-			msg := failedScheduling(ctx, events, "second")
+			msg := failedScheduling(ctx, events, "second", "Insufficient "+res)
 			framework.ExpectNoError(f.Client.CoreV1().Pods(f.Namespace).Delete(ctx, "first", metav1.DeleteOptions{}), "delete the first Pod")
 			second := boundTo(ctx, pods, "second")
 			framework.Evidence("extended", map[string]any{

@@ -25,11 +25,21 @@ var _ = ginkgo.Describe("Scheduler scoring", func() {
 				Labels: map[string]string{zoneLabel: "zone-b", "disk": "ssd"}})
 			role := map[string]string{busy.Name: "busy", idle.Name: "idle"}
 
-			ginkgo.By("occupying 3 of the busy node's 4 CPUs (a Pod placed there directly)")
+			// Both nodes get their first Pod through the scheduler, pinned by
+			// hostname: once those are bound, the scheduler's cache holds both
+			// nodes and the filler's requests. (A Pod created with nodeName
+			// can reach the cache after the next Pod is scored.)
+			ginkgo.By("occupying 3 of the busy node's 4 CPUs and 0.1 of the idle node's")
 			filler := newPod("filler", "3", "4Gi")
-			filler.Spec.NodeName = busy.Name
+			requireNodeLabel(filler, corev1.LabelHostname, busy.Name)
 			f.TolerateSimulated(&filler.Spec)
 			createPod(ctx, f, filler)
+			marker := newPod("marker", "100m", "64Mi")
+			requireNodeLabel(marker, corev1.LabelHostname, idle.Name)
+			f.TolerateSimulated(&marker.Spec)
+			createPod(ctx, f, marker)
+			boundTo(ctx, pods, "filler")
+			boundTo(ctx, pods, "marker")
 
 			ginkgo.By("a Pod both nodes fit")
 			free := newPod("free", "500m", "256Mi")
@@ -40,11 +50,7 @@ var _ = ginkgo.Describe("Scheduler scoring", func() {
 			ginkgo.By("a Pod that requires the busy node's label (node affinity)")
 			affine := newPod("affine", "500m", "256Mi")
 			f.TolerateSimulated(&affine.Spec)
-			affine.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-				RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-					MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "disk", Operator: corev1.NodeSelectorOpIn, Values: []string{"hdd"}}},
-				}}},
-			}}
+			requireNodeLabel(affine, "disk", "hdd")
 			createPod(ctx, f, affine)
 			affineNode := role[boundTo(ctx, pods, "affine")]
 
@@ -70,6 +76,7 @@ var _ = ginkgo.Describe("Scheduler scoring", func() {
 				"spreadByZone":     zones,
 				"spreadSkew":       abs(zones["zone-a"] - zones["zone-b"]),
 				"busyNodeCPUsUsed": "3 of 4",
+				"idleNodeCPUsUsed": "0.1 of 4",
 			})
 		})
 })
@@ -86,4 +93,14 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// requireNodeLabel gives p a required node affinity: the scheduler places
+// it, on a node labelled key=value.
+func requireNodeLabel(p *corev1.Pod, key, value string) {
+	p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: key, Operator: corev1.NodeSelectorOpIn, Values: []string{value}}},
+		}}},
+	}}
 }
