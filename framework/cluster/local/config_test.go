@@ -202,9 +202,6 @@ func TestHelpers(t *testing.T) {
 	if ip, err := hexIPv4("0100000A"); err != nil || ip.String() != "10.0.0.1" {
 		t.Errorf("hexIPv4 = %v, %v", ip, err)
 	}
-	if got := unescapeMount(`/var/lib/a\040b`); got != "/var/lib/a b" {
-		t.Errorf("unescapeMount = %q", got)
-	}
 	if got := componentOf([]string{"nsenter", "--net=/run/netns/x", "--", "/c/kubelet", "--v=1"}); got != "kubelet" {
 		t.Errorf("componentOf(nsenter ...) = %q", got)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kubeproof/kubeproof/framework/exitcode"
+	"github.com/kubeproof/kubeproof/framework/hostenv"
 	"github.com/kubeproof/kubeproof/framework/process"
 )
 
@@ -48,7 +49,7 @@ func (p *Provider) Down(ctx context.Context) error {
 	// The node agents first, so that nothing restarts containers.
 	add(stopAll(procs, 5*time.Second, Kubelet, KubeProxy)...)
 	// Containers: everything in our cgroups.
-	add(killAll(cgroupProcs(l))...)
+	add(killAll(hostenv.CgroupProcs(l.cgroupName()))...)
 	// Shims of our containerd, then containerd itself.
 	add(p.killShims()...)
 	add(stopAll(procs, 5*time.Second, Containerd)...)
@@ -59,15 +60,15 @@ func (p *Provider) Down(ctx context.Context) error {
 	// Whatever still runs in the node's network namespace.
 	add(killAll(p.netnsProcs())...)
 
-	add(unmountUnder(l.dataDir(), l.runDir())...)
+	add(hostenv.UnmountUnder(l.dataDir(), l.runDir())...)
 	add(teardownNetwork(ctx, l))
-	add(removeCgroups(l)...)
+	add(hostenv.RemoveCgroup(l.cgroupName())...)
 	for _, d := range []string{l.dataDir(), l.runDir()} {
 		if err := os.RemoveAll(d); err != nil {
 			add(fmt.Errorf("remove %s: %w", d, err))
 		}
 	}
-	add(restoreHostSysctls(p.cfg.Name))
+	add(hostSysctls.Release(sysctlHolder(p.cfg.Name)))
 	add(cleanHostPaths(st, l, sandboxes)...)
 	if len(errs) > 0 {
 		err := fmt.Errorf("cluster %q was not removed cleanly: %w", p.cfg.Name, errors.Join(errs...))

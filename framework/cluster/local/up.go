@@ -25,6 +25,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework/binaries"
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/exitcode"
+	"github.com/kubeproof/kubeproof/framework/hostenv"
 	"github.com/kubeproof/kubeproof/framework/hostpkg"
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/framework/observe"
@@ -252,7 +253,7 @@ func (p *Provider) create(ctx context.Context, st *state, bin binaries.Set, tars
 	if done(err); err != nil {
 		return nil, err
 	}
-	if err := makeCgroups(l); err != nil {
+	if err := hostenv.MakeCgroup(l.cgroupName()); err != nil {
 		return nil, err
 	}
 	// The pod network is configured before the kubelet starts, so that its
@@ -261,7 +262,7 @@ func (p *Provider) create(ctx context.Context, st *state, bin binaries.Set, tars
 	if err := writeCNIConfig(c, l, c.network().nodePodCIDR.String()); err != nil {
 		return nil, err
 	}
-	if err := saveHostSysctls(); err != nil {
+	if err := hostSysctls.Hold(sysctlHolder(l.name)); err != nil {
 		return nil, err
 	}
 

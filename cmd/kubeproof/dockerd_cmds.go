@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubeproof/kubeproof/framework/dockerd"
+	"github.com/kubeproof/kubeproof/framework/exitcode"
+)
+
+// newDockerdCommand manages the private Docker daemon the kind provider uses
+// on machines without a Docker engine of their own.
+func newDockerdCommand(o *options) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "dockerd",
+		Short: "Run or stop kubeproof's private Docker daemon (for the kind provider on machines without Docker)",
+		Long: `dockerd manages a private Docker daemon: Debian's docker.io, installed on first use,
+with its own socket (` + dockerd.Host() + `), no iptables rules of its own, no IP
+forwarding, and an OCI runtime that drops capabilities the machine cannot grant.
+stop removes its containers and networks and undoes its changes to the machine;
+its images stay in the cache directory.`,
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "start",
+		Short: "Start the private Docker daemon (installs docker.io if missing)",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := dockerd.Start(cmd.Context(), o.cacheDir, printer()); err != nil {
+				return err
+			}
+			fmt.Printf("DOCKER_HOST=%s\n", dockerd.Host())
+			return nil
+		},
+	}, &cobra.Command{
+		Use:   "stop",
+		Short: "Stop it, remove its containers and networks, and undo its changes to the machine",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return dockerd.Stop(cmd.Context(), printer())
+		},
+	}, &cobra.Command{
+		Use:   "status",
+		Short: "Say whether it runs",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !dockerd.Running(cmd.Context()) {
+				return exitcode.Errorf(exitcode.Unreachable, "the private Docker daemon is not running")
+			}
+			fmt.Printf("running; DOCKER_HOST=%s\n", dockerd.Host())
+			return nil
+		},
+	})
+	return cmd
+}
