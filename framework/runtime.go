@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // RuntimeContainer is a container as the node's container runtime holds it:
@@ -21,17 +23,24 @@ type RuntimeContainer struct {
 	CreatedAt time.Time
 }
 
-// RuntimeContainers asks the node's containerd (NodeExec) for the
-// containers of a Pod, oldest first.
+// RuntimeContainers asks the containerd of a Pod's node (NodeExec) for the
+// Pod's containers, oldest first.
 func (f *Framework) RuntimeContainers(ctx context.Context, pod string) ([]RuntimeContainer, error) {
 	if !f.Cluster.Has(cluster.NodeExec) || f.Cluster.ContainerdAddress == "" {
 		return nil, fmt.Errorf("%s", f.Cluster.Missing(cluster.NodeExec))
 	}
+	p, err := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, pod, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("read Pod %s: %w", pod, err)
+	}
 	ctr := func(args ...string) ([]byte, error) {
-		full := append([]string{"--address", f.Cluster.ContainerdAddress, "--namespace", "k8s.io"}, args...)
-		out, err := exec.CommandContext(ctx, "ctr", full...).Output()
+		argv, env := f.Cluster.NodeCommand(p.Spec.NodeName,
+			append([]string{"ctr", "--address", f.Cluster.ContainerdAddress, "--namespace", "k8s.io"}, args...)...)
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.Output()
 		if err != nil {
-			return nil, fmt.Errorf("ctr %s: %w", strings.Join(args, " "), err)
+			return nil, fmt.Errorf("ctr %s on node %s: %w", strings.Join(args, " "), p.Spec.NodeName, err)
 		}
 		return out, nil
 	}

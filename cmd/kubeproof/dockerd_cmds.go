@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -52,4 +53,18 @@ its images stay in the cache directory.`,
 		},
 	})
 	return cmd
+}
+
+// dockerHost is the Docker API commands use; without one it says how to
+// get one.
+func dockerHost(ctx context.Context) (string, error) {
+	host, err := dockerd.Select(ctx)
+	if err != nil {
+		return "", err
+	}
+	if host == "" {
+		return "", exitcode.Errorf(exitcode.MissingTool,
+			"no Docker API: $DOCKER_HOST is unset and nothing answers at %s; start Docker, or run `kubeproof dockerd start` for a private daemon", dockerd.DefaultSocket)
+	}
+	return host, nil
 }

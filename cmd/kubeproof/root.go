@@ -60,7 +60,7 @@ Pod, and reports per claim whether the cluster confirmed it.`,
 
 	root.AddCommand(
 		newUpCommand(o), newDownCommand(o), newStatusCommand(o), newEnvCommand(o),
-		newRunCommand(o), newPrepareCommand(o), newVersionCommand(), newClaimsCommand(), newReportCommand(), newDockerdCommand(o),
+		newRunCommand(o), newPrepareCommand(o), newVersionCommand(), newClaimsCommand(), newReportCommand(), newDockerdCommand(o), newImageCommand(o),
 	)
 	return root
 }
@@ -88,7 +88,7 @@ func addClusterFlags(cmd *cobra.Command, o *options) {
 func newProvider(cmd *cobra.Command, o *options, pr *progress.Printer) (cluster.Provider, error) {
 	switch o.provider {
 	case local.ProviderName:
-		compArgs, err := local.ParseComponentArgs(o.componentArgs)
+		compArgs, err := cluster.ParseComponentArgs(o.componentArgs)
 		if err != nil {
 			return nil, err
 		}

@@ -90,7 +90,7 @@ func TestVersions(t *testing.T) {
 }
 
 func TestEtcdWrapperGoMod(t *testing.T) {
-	f, err := modfile.Parse("go.mod", etcdWrapperGoMod("v3.6.16"), nil)
+	f, err := modfile.Parse("go.mod", wrapperGoMod("etcd", "v3.6.16", EtcdCommands), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,10 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/kubeproof/kubeproof/framework/exitcode"
 )
 
 // Capability is something beyond the Kubernetes API that a provider offers.
@@ -58,6 +61,10 @@ type Info struct {
 	CA *KeyPairFiles `json:"ca,omitempty"`
 	// ContainerdAddress is the node's containerd socket, with NodeExec.
 	ContainerdAddress string `json:"containerdAddress,omitempty"`
+	// NodeExec says how to run a command on a node, with NodeExec; nil
+	// means on this machine (the local provider's node shares its
+	// filesystem).
+	NodeExec *NodeExecSpec `json:"nodeExec,omitempty"`
 	// Nodes are the node names the provider created.
 	Nodes []string `json:"nodes,omitempty"`
 	// Components maps a control-plane component to when it became ready.
@@ -71,6 +78,30 @@ type EtcdClient struct {
 	Client    KeyPairFiles `json:"client"`
 	CAFile    string       `json:"caFile"`
 	Etcdctl   string       `json:"etcdctl,omitempty"`
+}
+
+// NodeExecSpec is how commands reach a node.
+type NodeExecSpec struct {
+	// Prefix comes before the command; NodePlaceholder in it stands for the
+	// node's name.
+	Prefix []string `json:"prefix,omitempty"`
+	// Env is added to the command's environment.
+	Env []string `json:"env,omitempty"`
+}
+
+// NodePlaceholder is replaced by a node's name in NodeExec.Prefix.
+const NodePlaceholder = "{node}"
+
+// NodeCommand returns the command line and extra environment that run args
+// on node.
+func (i *Info) NodeCommand(node string, args ...string) (argv, env []string) {
+	if i.NodeExec == nil {
+		return args, nil
+	}
+	for _, p := range i.NodeExec.Prefix {
+		argv = append(argv, strings.ReplaceAll(p, NodePlaceholder, node))
+	}
+	return append(argv, args...), i.NodeExec.Env
 }
 
 // KeyPairFiles names a PEM certificate and key on disk.
@@ -180,4 +211,17 @@ type APIServer struct {
 	AuditLogPath string
 	// Stop stops it and waits until it is gone.
 	Stop func() error
+}
+
+// ParseComponentArgs turns "component=--flag=value" strings into a map.
+func ParseComponentArgs(specs []string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, s := range specs {
+		comp, arg, ok := strings.Cut(s, "=")
+		if !ok || comp == "" || !strings.HasPrefix(arg, "--") {
+			return nil, exitcode.Errorf(exitcode.Usage, "--component-arg %q: want COMPONENT=--flag[=value], e.g. kube-apiserver=--anonymous-auth=false", s)
+		}
+		out[comp] = append(out[comp], arg)
+	}
+	return out, nil
 }

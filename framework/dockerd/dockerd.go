@@ -386,3 +386,25 @@ func ourProcess(args []string) bool {
 		return strings.Contains(a, configFile()) || strings.Contains(a, RunDir+"/")
 	})
 }
+
+// DefaultSocket is where a Docker engine of the machine usually listens.
+const DefaultSocket = "unix:///var/run/docker.sock"
+
+// Select picks the Docker API to use: $DOCKER_HOST if set (it must answer),
+// else our private daemon if it runs, else the machine's own engine at
+// DefaultSocket if it answers. It returns "" when none answers.
+func Select(ctx context.Context) (string, error) {
+	if h := os.Getenv("DOCKER_HOST"); h != "" {
+		if err := Ping(ctx, h); err != nil {
+			return "", exitcode.Errorf(exitcode.Unreachable, "DOCKER_HOST=%s: %v", h, err)
+		}
+		return h, nil
+	}
+	if Running(ctx) {
+		return Host(), nil
+	}
+	if Ping(ctx, DefaultSocket) == nil {
+		return DefaultSocket, nil
+	}
+	return "", nil
+}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -43,6 +44,8 @@ var (
 	TestApp = Image{Ref: "kubeproof.local/testapp:v1", Program: "kubeproof-testapp", Args: []string{"serve"}}
 	// Webhook is kubeproof's admission webhook server (package webhooks).
 	Webhook = Image{Ref: "kubeproof.local/webhook:v1", Program: "kubeproof-webhook"}
+	// CNI is the pod network daemon of kind clusters (cmd/kubeproof-cni).
+	CNI = Image{Ref: "kubeproof.local/cni:v1", Program: "kubeproof-cni"}
 )
 
 // All are the images every cluster gets.
@@ -82,71 +85,106 @@ func Build(img Image, programDir, cacheDir string) (string, error) {
 	}
 	image, err := imageFor(img, data)
 	if err != nil {
+		return "", fmt.Errorf("image %s: %w", img.Ref, err)
+	}
+	if err := WriteArchive(out, img.Ref, image); err != nil {
 		return "", err
-	}
-	tag, err := name.NewTag(img.Ref)
-	if err != nil {
-		return "", fmt.Errorf("image reference %q: %w", img.Ref, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return "", fmt.Errorf("create image cache: %w", err)
-	}
-	tmp := out + ".partial"
-	if err := tarball.WriteToFile(tmp, tag, image); err != nil {
-		os.Remove(tmp)
-		return "", fmt.Errorf("write image %s: %w", img.Ref, err)
-	}
-	if err := os.Rename(tmp, out); err != nil {
-		return "", fmt.Errorf("write image %s: %w", img.Ref, err)
 	}
 	return out, nil
 }
 
 func imageFor(img Image, binary []byte) (v1.Image, error) {
-	layerTar, err := singleFileTar("/"+img.Program, binary)
-	if err != nil {
-		return nil, err
-	}
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(layerTar)), nil
+	return Compose([][]File{{{Path: "/tmp/", Mode: 0o1777}, {Path: "/" + img.Program, Mode: 0o755, Data: binary}}}, v1.Config{
+		Entrypoint: []string{"/" + img.Program},
+		Cmd:        img.Args,
+		Env:        []string{"PATH=/"},
+		WorkingDir: "/",
 	})
-	if err != nil {
-		return nil, fmt.Errorf("image %s: layer: %w", img.Ref, err)
-	}
+}
+
+// File is one entry of a layer: a directory (Path ends in "/"), a symlink
+// (Link set) or a regular file (Data).
+type File struct {
+	Path string
+	Mode int64
+	Data []byte
+	Link string
+}
+
+// Compose makes an image of layers (bottom first) and a configuration.
+// Entries carry no times or owners (root), so equal inputs give equal
+// images.
+func Compose(layers [][]File, cfg v1.Config) (v1.Image, error) {
 	base, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{
 		Architecture: runtime.GOARCH,
 		OS:           "linux",
-		Config: v1.Config{
-			Entrypoint: []string{"/" + img.Program},
-			Cmd:        img.Args,
-			Env:        []string{"PATH=/"},
-			WorkingDir: "/",
-		},
-		RootFS: v1.RootFS{Type: "layers"},
+		Config:       cfg,
+		RootFS:       v1.RootFS{Type: "layers"},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("image %s: config: %w", img.Ref, err)
+		return nil, fmt.Errorf("image config: %w", err)
 	}
-	image, err := mutate.AppendLayers(base, layer)
-	if err != nil {
-		return nil, fmt.Errorf("image %s: append layer: %w", img.Ref, err)
+	image := base
+	for i, files := range layers {
+		data, err := layerTar(files)
+		if err != nil {
+			return nil, err
+		}
+		layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+			return io.NopCloser(bytes.NewReader(data)), nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("layer %d: %w", i, err)
+		}
+		if image, err = mutate.AppendLayers(image, layer); err != nil {
+			return nil, fmt.Errorf("append layer %d: %w", i, err)
+		}
 	}
 	return image, nil
 }
 
-// singleFileTar makes a layer with one executable file and a /tmp directory
-// (some programs expect it). Times are zero so the layer is reproducible.
-func singleFileTar(path string, data []byte) ([]byte, error) {
+// WriteArchive writes image as a docker-archive tarball tagged ref, through
+// a temporary file so that a partial archive never has the final name.
+func WriteArchive(path, ref string, image v1.Image) error {
+	tag, err := name.NewTag(ref)
+	if err != nil {
+		return fmt.Errorf("image reference %q: %w", ref, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create image directory: %w", err)
+	}
+	tmp := path + ".partial"
+	if err := tarball.WriteToFile(tmp, tag, image); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write image %s: %w", ref, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write image %s: %w", ref, err)
+	}
+	return nil
+}
+
+func layerTar(files []File) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	if err := tw.WriteHeader(&tar.Header{Name: "tmp/", Typeflag: tar.TypeDir, Mode: 0o1777}); err != nil {
-		return nil, fmt.Errorf("layer: %w", err)
-	}
-	if err := tw.WriteHeader(&tar.Header{Name: path[1:], Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(data))}); err != nil {
-		return nil, fmt.Errorf("layer: %w", err)
-	}
-	if _, err := tw.Write(data); err != nil {
-		return nil, fmt.Errorf("layer: %w", err)
+	for _, f := range files {
+		h := &tar.Header{Name: strings.TrimPrefix(f.Path, "/"), Mode: f.Mode}
+		switch {
+		case strings.HasSuffix(f.Path, "/"):
+			h.Typeflag = tar.TypeDir
+		case f.Link != "":
+			h.Typeflag, h.Linkname = tar.TypeSymlink, f.Link
+		default:
+			h.Typeflag, h.Size = tar.TypeReg, int64(len(f.Data))
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return nil, fmt.Errorf("layer entry %s: %w", f.Path, err)
+		}
+		if h.Typeflag == tar.TypeReg {
+			if _, err := tw.Write(f.Data); err != nil {
+				return nil, fmt.Errorf("layer entry %s: %w", f.Path, err)
+			}
+		}
 	}
 	if err := tw.Close(); err != nil {
 		return nil, fmt.Errorf("layer: %w", err)

@@ -194,19 +194,6 @@ func (c Config) Validate() error {
 // Runs reports whether comp is part of the cluster.
 func (c Config) Runs(comp string) bool { return !slices.Contains(c.Without, comp) }
 
-// ParseComponentArgs turns "component=--flag=value" strings into a map.
-func ParseComponentArgs(specs []string) (map[string][]string, error) {
-	out := map[string][]string{}
-	for _, s := range specs {
-		comp, arg, ok := strings.Cut(s, "=")
-		if !ok || comp == "" || !strings.HasPrefix(arg, "--") {
-			return nil, exitcode.Errorf(exitcode.Usage, "--component-arg %q: want COMPONENT=--flag[=value], e.g. kube-apiserver=--anonymous-auth=false", s)
-		}
-		out[comp] = append(out[comp], arg)
-	}
-	return out, nil
-}
-
 // network holds the addresses derived from the CIDRs.
 type network struct {
 	hostIP, nodeIP net.IP

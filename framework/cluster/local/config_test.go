@@ -1,7 +1,6 @@
 package local
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeproof/kubeproof/framework/binaries"
+	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/exitcode"
 )
 
@@ -53,7 +53,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestParseComponentArgs(t *testing.T) {
-	got, err := ParseComponentArgs([]string{"kube-apiserver=--anonymous-auth=false", "kube-apiserver=--v=4", "kubelet=--v=2"})
+	got, err := cluster.ParseComponentArgs([]string{"kube-apiserver=--anonymous-auth=false", "kube-apiserver=--v=4", "kubelet=--v=2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestParseComponentArgs(t *testing.T) {
 		t.Fatalf("got %v", got)
 	}
 	for _, bad := range []string{"kube-apiserver", "kube-apiserver=anonymous-auth=false", "=--v=1"} {
-		if _, err := ParseComponentArgs([]string{bad}); exitcode.Of(err) != exitcode.Usage {
+		if _, err := cluster.ParseComponentArgs([]string{bad}); exitcode.Of(err) != exitcode.Usage {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}
@@ -160,31 +160,6 @@ func TestContainerdConfigParses(t *testing.T) {
 	cri := conf["plugins"].(map[string]any)["io.containerd.grpc.v1.cri"].(map[string]any)
 	if cri["restrict_oom_score_adj"] != true {
 		t.Error("restrict_oom_score_adj must be set")
-	}
-}
-
-func TestCNIConfig(t *testing.T) {
-	l := layout{name: "t"}
-	data, err := cniConfig(l, "kubeproof-t", "10.244.0.0/24")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conf struct {
-		Name    string
-		Plugins []map[string]any
-	}
-	if err := json.Unmarshal(data, &conf); err != nil {
-		t.Fatal(err)
-	}
-	if conf.Name != "kubeproof-t" || conf.Plugins[0]["type"] != "bridge" {
-		t.Fatalf("conf %+v", conf)
-	}
-	ipam := conf.Plugins[0]["ipam"].(map[string]any)
-	if ipam["dataDir"] != l.cniIPAMDir() {
-		t.Errorf("IPAM state outside the cluster directory: %v", ipam["dataDir"])
-	}
-	if _, err := cniConfig(l, "x", "nonsense"); err == nil {
-		t.Error("bad pod CIDR accepted")
 	}
 }
 

@@ -1,35 +1,15 @@
 package local
 
 import (
-	"encoding/json"
 	"fmt"
-	"net"
 	"path/filepath"
 	"strings"
 
+	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/framework/cni"
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/framework/pki"
 )
-
-// auditPolicy records every request at Metadata level (who, what, when, with
-// microsecond timestamps) and writes at Request level (the object sent), so
-// that checks can see who created, bound or updated what. Secrets and tokens
-// stay at Metadata so their content never reaches the log. The
-// RequestReceived stage is omitted: ResponseComplete carries both times.
-const auditPolicy = `apiVersion: audit.k8s.io/v1
-kind: Policy
-omitStages: ["RequestReceived"]
-rules:
-- level: Metadata
-  resources:
-  - group: ""
-    resources: ["secrets", "configmaps", "serviceaccounts/token"]
-  - group: "authentication.k8s.io"
-    resources: ["tokenreviews"]
-- level: Request
-  verbs: ["create", "update", "patch", "delete", "deletecollection"]
-- level: Metadata
-`
 
 // containerdConfig keeps containerd's root, state, socket and CNI config in
 // the cluster's own directories. restrict_oom_score_adj is required on hosts
@@ -147,40 +127,10 @@ iptables:
 `, l.conf(KubeProxy+".kubeconfig"), l.nodeName(), c.PodCIDR, nw.nodeIP)
 }
 
-// cniConfig is the node's pod network: a bridge with host-local IPAM over the
-// node's pod CIDR, port mappings, and the firewall plugin.
-func cniConfig(l layout, network, podCIDR string) ([]byte, error) {
-	if _, _, err := net.ParseCIDR(podCIDR); err != nil {
-		return nil, fmt.Errorf("node pod CIDR %q: %w", podCIDR, err)
-	}
-	conf := map[string]any{
-		"cniVersion": "0.4.0",
-		"name":       network,
-		"plugins": []any{
-			map[string]any{
-				"type":        "bridge",
-				"bridge":      "kp-pods",
-				"isGateway":   true,
-				"ipMasq":      false,
-				"hairpinMode": true,
-				"ipam": map[string]any{
-					"type":    "host-local",
-					"dataDir": l.cniIPAMDir(),
-					"ranges":  [][]map[string]string{{{"subnet": podCIDR}}},
-					"routes":  []map[string]string{{"dst": "0.0.0.0/0"}},
-				},
-			},
-			map[string]any{"type": "portmap", "capabilities": map[string]bool{"portMappings": true}},
-			map[string]any{"type": "firewall"},
-		},
-	}
-	return json.MarshalIndent(conf, "", "  ")
-}
-
 // writeConfigFiles writes the component configuration files.
 func writeConfigFiles(c Config, l layout) error {
 	files := map[string]string{
-		l.conf("audit-policy.yaml"):   auditPolicy,
+		l.conf("audit-policy.yaml"):   cluster.AuditPolicy,
 		l.conf("containerd.toml"):     containerdConfig(l),
 		l.conf("kubelet.yaml"):        kubeletConfig(c, l),
 		l.conf("kube-proxy.yaml"):     kubeProxyConfig(c, l),
@@ -201,9 +151,9 @@ func writeConfigFiles(c Config, l layout) error {
 // writeCNIConfig writes the node's pod network configuration; containerd
 // picks it up when the file appears or changes.
 func writeCNIConfig(c Config, l layout, podCIDR string) error {
-	conf, err := cniConfig(l, "kubeproof-"+c.Name, podCIDR)
+	conf, err := cni.Conflist(cni.Network{Name: "kubeproof-" + c.Name, Bridge: "kp-pods", PodCIDR: podCIDR, IPAMDataDir: l.cniIPAMDir()})
 	if err != nil {
 		return err
 	}
-	return pki.WriteFile(filepath.Join(l.cniConfDir(), "10-kubeproof.conflist"), conf, 0o644)
+	return pki.WriteFile(filepath.Join(l.cniConfDir(), cni.ConfigFile), conf, 0o644)
 }
