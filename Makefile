@@ -21,7 +21,7 @@ all: build
 
 ## build: the kubeproof CLI and the programs packed into its images
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.buildVersion=$(VERSION)" -o $(BIN)/ ./cmd/...
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags "-s -w -X main.buildVersion=$(VERSION)" -o $(BIN)/ ./cmd/...
 
 ## run: the main job
 run: build

@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/framework/cluster/kind"
 	"github.com/kubeproof/kubeproof/framework/cluster/local"
 )
 
@@ -35,6 +36,12 @@ func apiServerStarter(info *cluster.Info) (cluster.APIServerStarter, error) {
 	switch info.Provider {
 	case local.ProviderName:
 		p, err := local.Open(info.Name)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	case kind.ProviderName:
+		p, err := kind.Open(info.Name)
 		if err != nil {
 			return nil, err
 		}

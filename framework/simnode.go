@@ -3,9 +3,11 @@ package framework
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -141,4 +143,32 @@ func (f *Framework) TolerateSimulated(p *corev1.PodSpec) {
 		p.NodeSelector = map[string]string{}
 	}
 	p.NodeSelector[SimulatedForLabel] = f.Namespace
+}
+
+// WorkerNodes returns the cluster's real nodes (no simulated ones) that
+// take ordinary Pods: schedulable and without NoSchedule or NoExecute
+// taints (a kind control plane has one), sorted by name. The spec fails if
+// there is none.
+func (f *Framework) WorkerNodes(ctx context.Context) []corev1.Node {
+	ginkgo.GinkgoHelper()
+	list, err := f.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "!" + SimulatedLabel})
+	ExpectNoError(err, "list the real nodes")
+	var out []corev1.Node
+	for _, n := range list.Items {
+		if n.Spec.Unschedulable {
+			continue
+		}
+		tainted := false
+		for _, t := range n.Spec.Taints {
+			if t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute {
+				tainted = true
+			}
+		}
+		if !tainted {
+			out = append(out, n)
+		}
+	}
+	gomega.Expect(out).NotTo(gomega.BeEmpty(), "no real node takes ordinary Pods (of %d real nodes)", len(list.Items))
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework/binaries"
 	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/framework/cluster/kind"
 	"github.com/kubeproof/kubeproof/framework/cluster/local"
 	"github.com/kubeproof/kubeproof/framework/exitcode"
 	"github.com/kubeproof/kubeproof/framework/hostpkg"
@@ -76,8 +77,11 @@ func newEnvCommand(o *options) *cobra.Command {
 				return err
 			}
 			fmt.Printf("export KUBECONFIG=%s\n", shellQuote(info.Kubeconfig))
-			if o.provider == local.ProviderName {
+			switch o.provider {
+			case local.ProviderName:
 				fmt.Printf("export KUBEPROOF_CLUSTER_INFO=%s\n", shellQuote(local.InfoPath(o.name)))
+			case kind.ProviderName:
+				fmt.Printf("export KUBEPROOF_CLUSTER_INFO=%s\n", shellQuote(kind.InfoPath(o.name)))
 			}
 			if info.Kubectl != "" {
 				fmt.Printf("# kubectl %s: %s\n", info.KubernetesVersion, info.Kubectl)

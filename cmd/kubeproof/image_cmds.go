@@ -7,7 +7,6 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework/binaries"
 	"github.com/kubeproof/kubeproof/framework/nodeimage"
-	_ "sigs.k8s.io/kind/pkg/cluster"
 )
 
 // newImageCommand groups the commands that make images.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework/binaries"
 	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/framework/cluster/kind"
 	"github.com/kubeproof/kubeproof/framework/cluster/kubeconfig"
 	"github.com/kubeproof/kubeproof/framework/cluster/local"
 	"github.com/kubeproof/kubeproof/framework/exitcode"
@@ -31,6 +32,8 @@ type options struct {
 	podCIDR           string
 	serviceCIDR       string
 	apiServerPort     int
+	workers           int
+	nodeImage         string
 }
 
 func newRootCommand() *cobra.Command {
@@ -52,8 +55,8 @@ Pod, and reports per claim whether the cluster confirmed it.`,
 		return exitcode.With(exitcode.Usage, err)
 	})
 	pf := root.PersistentFlags()
-	pf.StringVar(&o.provider, "provider", local.ProviderName, "cluster provider: local (processes on this machine) or kubeconfig (an existing cluster)")
-	pf.StringVar(&o.name, "name", local.DefaultName, "cluster name (local provider)")
+	pf.StringVar(&o.provider, "provider", local.ProviderName, "cluster provider: local (processes on this machine), kind (Docker containers, made with kind) or kubeconfig (an existing cluster)")
+	pf.StringVar(&o.name, "name", local.DefaultName, "cluster name (local and kind providers)")
 	pf.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of an existing cluster (kubeconfig provider; default $KUBECONFIG)")
 	pf.StringVar(&o.context, "context", "", "kubeconfig context (kubeconfig provider)")
 	pf.StringVar(&o.cacheDir, "cache-dir", binaries.DefaultCacheDir(), "where built binaries and images are cached ($KUBEPROOF_CACHE_DIR)")
@@ -78,10 +81,12 @@ func addClusterFlags(cmd *cobra.Command, o *options) {
 	f.StringVar(&o.kubernetesVersion, "kubernetes-version", binaries.DefaultKubernetesVersion, "Kubernetes release to build and run")
 	f.StringVar(&o.etcdVersion, "etcd-version", binaries.DefaultEtcdVersion, "etcd release to build and run")
 	f.StringArrayVar(&o.componentArgs, "component-arg", nil, "extra flag for a component, COMPONENT=--flag=value (repeatable), e.g. kube-apiserver=--anonymous-auth=false")
-	f.StringSliceVar(&o.without, "without", nil, "leave a component out: "+strings.Join(local.Optional, ", "))
+	f.StringSliceVar(&o.without, "without", nil, "leave a component out: "+strings.Join(local.Optional, ", ")+" (kind: the same)")
 	f.StringVar(&o.podCIDR, "pod-cidr", "10.244.0.0/16", "pod network of the cluster (routed to the node, never outside)")
 	f.StringVar(&o.serviceCIDR, "service-cidr", "10.96.0.0/16", "Service ClusterIP range")
-	f.IntVar(&o.apiServerPort, "apiserver-port", 6443, "kube-apiserver port (on the cluster's own host-side address)")
+	f.IntVar(&o.apiServerPort, "apiserver-port", 6443, "kube-apiserver port (on the cluster's own host-side address; local provider)")
+	f.IntVar(&o.workers, "workers", kind.DefaultWorkers, "worker nodes besides the control plane (kind provider)")
+	f.StringVar(&o.nodeImage, "node-image", "", "kind node image to use instead of building kubeproof's own (kind provider)")
 }
 
 // newProvider builds the provider the flags name.
@@ -104,8 +109,29 @@ func newProvider(cmd *cobra.Command, o *options, pr *progress.Printer) (cluster.
 			Without:           o.without,
 			Progress:          pr,
 		})
+	case kind.ProviderName:
+		if f := cmd.Flags().Lookup("apiserver-port"); f != nil && f.Changed {
+			return nil, exitcode.Errorf(exitcode.Usage, "--apiserver-port is for the local provider; kind publishes the API server on a free port")
+		}
+		compArgs, err := cluster.ParseComponentArgs(o.componentArgs)
+		if err != nil {
+			return nil, err
+		}
+		return kind.New(kind.Config{
+			Name:              o.name,
+			KubernetesVersion: o.kubernetesVersion,
+			EtcdVersion:       o.etcdVersion,
+			CacheDir:          o.cacheDir,
+			Workers:           o.workers,
+			NodeImage:         o.nodeImage,
+			PodCIDR:           o.podCIDR,
+			ServiceCIDR:       o.serviceCIDR,
+			ComponentArgs:     compArgs,
+			Without:           o.without,
+			Progress:          pr,
+		})
 	case kubeconfig.ProviderName:
-		for _, name := range []string{"component-arg", "without", "pod-cidr", "service-cidr", "apiserver-port", "kubernetes-version", "etcd-version", "name"} {
+		for _, name := range []string{"component-arg", "without", "pod-cidr", "service-cidr", "apiserver-port", "kubernetes-version", "etcd-version", "name", "workers", "node-image"} {
 			if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
 				return nil, exitcode.Errorf(exitcode.Usage, "--%s shapes a cluster kubeproof makes; the kubeconfig provider uses an existing one", name)
 			}
@@ -119,7 +145,7 @@ func newProvider(cmd *cobra.Command, o *options, pr *progress.Printer) (cluster.
 		}
 		return kubeconfig.New(path, o.context), nil
 	default:
-		return nil, exitcode.Errorf(exitcode.Usage, "unknown provider %q (known: %s, %s)", o.provider, local.ProviderName, kubeconfig.ProviderName)
+		return nil, exitcode.Errorf(exitcode.Usage, "unknown provider %q (known: %s, %s, %s)", o.provider, local.ProviderName, kind.ProviderName, kubeconfig.ProviderName)
 	}
 }
 
@@ -130,4 +156,10 @@ func printStatus(s cluster.Status) {
 	for _, l := range s.Lines {
 		fmt.Printf("%-32s %-10s %s\n", l.Part, l.State, l.Detail)
 	}
+}
+
+// makesClusters reports whether the provider brings clusters up and down
+// (as opposed to using one that exists).
+func makesClusters(provider string) bool {
+	return provider == local.ProviderName || provider == kind.ProviderName
 }

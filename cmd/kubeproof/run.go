@@ -17,7 +17,6 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/cluster/local"
 	"github.com/kubeproof/kubeproof/framework/exitcode"
 	"github.com/kubeproof/kubeproof/framework/report"
 )
@@ -94,7 +93,7 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 
 	info, err := p.Info(ctx)
 	if err != nil {
-		if o.provider != local.ProviderName {
+		if !makesClusters(o.provider) {
 			return err
 		}
 		pr.Infof("cluster %q is not up (%v): bringing it up", o.name, err)

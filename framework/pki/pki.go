@@ -213,7 +213,7 @@ func LoadCA(dir, name string) (*CA, error) {
 	if kb == nil {
 		return nil, fmt.Errorf("CA key %s: no PEM block", name)
 	}
-	key, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
+	key, err := parsePrivateKey(kb)
 	if err != nil {
 		return nil, fmt.Errorf("parse CA key %s: %w", name, err)
 	}
@@ -230,4 +230,17 @@ func serialNumber() (*big.Int, error) {
 		return nil, fmt.Errorf("generate serial number: %w", err)
 	}
 	return n, nil
+}
+
+// parsePrivateKey reads PKCS#8 (ours) and the PKCS#1 RSA and SEC 1 EC keys
+// other tools write (kubeadm's CA key is PKCS#1).
+func parsePrivateKey(b *pem.Block) (any, error) {
+	switch b.Type {
+	case "RSA PRIVATE KEY":
+		return x509.ParsePKCS1PrivateKey(b.Bytes)
+	case "EC PRIVATE KEY":
+		return x509.ParseECPrivateKey(b.Bytes)
+	default:
+		return x509.ParsePKCS8PrivateKey(b.Bytes)
+	}
 }

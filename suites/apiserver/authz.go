@@ -99,10 +99,7 @@ var _ = ginkgo.Describe("API server authorization", func() {
 	ginkgo.It("Node authorizer and NodeRestriction: a node reads what its own Pods use and changes only itself",
 		framework.Checks("apiserver-node-authz", "004-NODE-AUTHORIZER"),
 		func(ctx ginkgo.SpecContext) {
-			nodes, err := f.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-			framework.ExpectNoError(err, "list nodes")
-			gomegaNodes(nodes.Items)
-			node := nodes.Items[0].Name
+			node := f.WorkerNodes(ctx)[0].Name
 			cert, key, err := identity.IssueClientCertificate(ctx, f.Client, "system:node:"+node, []string{"system:nodes"})
 			framework.ExpectNoError(err, "issue a client certificate for node %s", node)
 			nodeCfg := identity.Certificate(f.RESTConfig, cert, key)
@@ -235,12 +232,5 @@ func podUsingSecret(name, secret, node string) *corev1.Pod {
 				EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: secret}}}},
 			}},
 		},
-	}
-}
-
-func gomegaNodes(nodes []corev1.Node) {
-	ginkgo.GinkgoHelper()
-	if len(nodes) == 0 {
-		ginkgo.Fail("the cluster has no nodes")
 	}
 }

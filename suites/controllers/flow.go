@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,8 +16,11 @@ import (
 	"github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeproof/kubeproof/fixtures"
@@ -48,6 +52,9 @@ var _ = ginkgo.Describe("Deployment controllers", func() {
 		func(ctx ginkgo.SpecContext) {
 			auditLog, from := f.AuditLog()
 			pods := f.RecordPods(ctx)
+			apps := f.Client.AppsV1().RESTClient()
+			deployments := f.Record(ctx, "Deployments", cache.NewListWatchFromClient(apps, "deployments", f.Namespace, fields.Everything()))
+			replicaSets := f.Record(ctx, "ReplicaSets", cache.NewListWatchFromClient(apps, "replicasets", f.Namespace, fields.Everything()))
 			res, err := f.Kubectl.Run(ctx, bytes.NewReader(fixtures.MustRead("deployment.yaml")), "apply", "-f", "-", "--namespace", f.Namespace)
 			framework.ExpectNoError(err, "run kubectl apply")
 			gomega.Expect(res.ExitCode).To(gomega.Equal(0), res.String())
@@ -113,6 +120,14 @@ var _ = ginkgo.Describe("Deployment controllers", func() {
 				"running": running, "runtimes": keys(runtimes),
 			})
 
+			// Storage order is etcd's: a resourceVersion is the etcd revision
+			// of the write that made it, and revisions only grow.
+			depRV, rsRV := addedRevision(deployments.Events()), addedRevision(replicaSets.Events())
+			framework.Evidence("storage", map[string]any{
+				"deploymentBeforeReplicaSet": depRV > 0 && rsRV > depRV,
+				"deploymentRevision":         depRV,
+				"replicaSetRevision":         rsRV,
+			})
 			if auditLog != nil {
 				recordFlowAudit(ctx, f, auditLog, from, events)
 			}
@@ -158,9 +173,14 @@ func recordFlowAudit(ctx context.Context, f *framework.Framework, log *audit.Log
 		"replicaSetControllerGets": count(events, "get", "", "*", replicaSetController),
 	})
 	framework.Evidence("order", map[string]any{
-		"deploymentStoredBeforeReplicaSet": depCreate.StageTimestamp.Before(rsCreate.RequestReceivedTimestamp),
-		"replicaSetBeforePods":             rsCreate.RequestReceivedTimestamp.Before(podCreate.RequestReceivedTimestamp),
-		"podsBeforeBinding":                podCreate.RequestReceivedTimestamp.Before(binding.RequestReceivedTimestamp),
+		"replicaSetBeforePods": rsCreate.RequestReceivedTimestamp.Before(podCreate.RequestReceivedTimestamp),
+		"podsBeforeBinding":    podCreate.RequestReceivedTimestamp.Before(binding.RequestReceivedTimestamp),
+		// The 201 goes out when the create's response completes: had a
+		// ReplicaSet or Pod been stored by then, it existed "at the 201".
+		"noReplicaSetAt201":       !rsCreate.StageTimestamp.Before(depCreate.StageTimestamp),
+		"noPodAt201":              !podCreate.StageTimestamp.Before(depCreate.StageTimestamp),
+		"deploymentResponseMs":    framework.Millis(depCreate.StageTimestamp.Sub(depCreate.RequestReceivedTimestamp)),
+		"replicaSetStoredAfterMs": framework.Millis(rsCreate.StageTimestamp.Sub(depCreate.RequestReceivedTimestamp)),
 	})
 	t0 := depCreate.RequestReceivedTimestamp
 	readyAt := time.Time{}
@@ -276,4 +296,19 @@ func deployment(name string, replicas int32) *appsv1.Deployment {
 	d.Name = name
 	d.Spec.Replicas = &replicas
 	return &d
+}
+
+// addedRevision is the resourceVersion of the first object a watch saw
+// added (0 if none).
+func addedRevision(events []observe.Event) int64 {
+	for _, e := range events {
+		if e.Type != watch.Added {
+			continue
+		}
+		if m, err := meta.Accessor(e.Object); err == nil {
+			rv, _ := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
+			return rv
+		}
+	}
+	return 0
 }

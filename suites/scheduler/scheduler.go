@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
-	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -162,14 +161,11 @@ var _ = ginkgo.Describe("Scheduler filtering", func() {
 	ginkgo.It("extended resources: a Pod asking for one lands only where it is advertised, and waits when none is left",
 		framework.Checks("scheduler-extended", "004-EXTENDED-RESOURCES"),
 		func(ctx ginkgo.SpecContext) {
-			nodes, err := f.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "!" + framework.SimulatedLabel})
-			framework.ExpectNoError(err, "list the real nodes")
-			gomega.Expect(nodes.Items).NotTo(gomega.BeEmpty(), "no real node")
-			node := nodes.Items[0].Name
+			node := f.WorkerNodes(ctx)[0].Name
 			res := "kubeproof.io/gpu-" + strings.TrimPrefix(f.Namespace, "kp-sched-")
 			ptr := "/status/capacity/" + strings.ReplaceAll(res, "/", "~1")
 			add := fmt.Sprintf(`[{"op":"add","path":%q,"value":"1"},{"op":"add","path":%q,"value":"1"}]`, ptr, strings.Replace(ptr, "capacity", "allocatable", 1))
-			_, err = f.Client.CoreV1().Nodes().Patch(ctx, node, types.JSONPatchType, []byte(add), metav1.PatchOptions{}, "status")
+			_, err := f.Client.CoreV1().Nodes().Patch(ctx, node, types.JSONPatchType, []byte(add), metav1.PatchOptions{}, "status")
 			framework.ExpectNoError(err, "advertise %s on node %s", res, node)
 			ginkgo.DeferCleanup(func(ctx context.Context) {
 				remove := fmt.Sprintf(`[{"op":"remove","path":%q},{"op":"remove","path":%q}]`, ptr, strings.Replace(ptr, "capacity", "allocatable", 1))
@@ -202,14 +198,12 @@ var _ = ginkgo.Describe("Scheduler filtering", func() {
 	ginkgo.It("a Pod created with spec.nodeName bypasses the scheduler",
 		framework.Checks("scheduler-nodename", "003-NODENAME-EMPTY"),
 		func(ctx ginkgo.SpecContext) {
-			nodes, err := f.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "!" + framework.SimulatedLabel})
-			framework.ExpectNoError(err, "list the real nodes")
-			gomega.Expect(nodes.Items).NotTo(gomega.BeEmpty(), "no real node")
+			node := f.WorkerNodes(ctx)[0].Name
 			auditLog, from := f.AuditLog()
 			pods := f.RecordPods(ctx)
 			events := f.RecordEvents(ctx)
 			p := newPod("placed", "10m", "16Mi")
-			p.Spec.NodeName = nodes.Items[0].Name
+			p.Spec.NodeName = node
 			createPod(ctx, f, p)
 			_, stored, _ := framework.WaitForPodEvent(ctx, pods, "the Pod's creation", func(e observe.Event, p *corev1.Pod) bool { return p.Name == "placed" })
 			_, ready, _ := framework.WaitForPodEvent(ctx, pods, "the placed Pod to be Ready", func(_ observe.Event, p *corev1.Pod) bool { return framework.PodReady(p) })

@@ -11,12 +11,9 @@ import (
 	"strconv"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-
 	"github.com/kubeproof/kubeproof/framework/binaries"
 	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/framework/cluster/controlplane"
 	"github.com/kubeproof/kubeproof/framework/exitcode"
 	"github.com/kubeproof/kubeproof/framework/process"
 )
@@ -46,7 +43,7 @@ func (p *Provider) StartAPIServer(ctx context.Context, extraArgs []string) (*clu
 		return nil, err
 	}
 	host := c.network().hostIP.String()
-	port, err := freePort(host)
+	port, err := controlplane.FreePort(host)
 	if err != nil {
 		return nil, err
 	}
@@ -66,51 +63,9 @@ func (p *Provider) StartAPIServer(ctx context.Context, extraArgs []string) (*clu
 	}
 	stop := func() error { return proc.Stop(15 * time.Second) }
 	url := "https://" + net.JoinHostPort(host, strconv.Itoa(port))
-	if err := waitAPIServer(ctx, l, url, proc); err != nil {
+	if err := controlplane.WaitReady(ctx, url, l.adminKubeconfig(), proc); err != nil {
 		_ = stop()
 		return nil, err
 	}
 	return &cluster.APIServer{URL: url, CAFile: l.pki("ca.crt"), AuditLogPath: audit, Stop: stop}, nil
-}
-
-// waitAPIServer polls /readyz with the admin's credentials (the server has
-// no watchable state before it is ready).
-func waitAPIServer(ctx context.Context, l layout, url string, proc *process.Proc) error {
-	cfg, err := clientcmd.BuildConfigFromFlags(url, l.adminKubeconfig())
-	if err != nil {
-		return fmt.Errorf("admin credentials: %w", err)
-	}
-	cfg.Timeout = 2 * time.Second
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	last := ""
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, apiServerTimeout, true, func(ctx context.Context) (bool, error) {
-		select {
-		case <-proc.Exited():
-			return false, fmt.Errorf("extra kube-apiserver exited (%v); last log lines:\n%s", proc.Err(), process.Tail(proc.Log, 5))
-		default:
-		}
-		body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-		if err != nil {
-			last = fmt.Sprintf("%v %s", err, truncate(string(body), 200))
-			return false, nil
-		}
-		return true, nil
-	})
-	if err != nil && wait.Interrupted(err) && ctx.Err() == nil {
-		return fmt.Errorf("timed out after %s waiting for the extra kube-apiserver at %s; last seen: %s", apiServerTimeout, url, last)
-	}
-	return err
-}
-
-// freePort asks the kernel for a free TCP port on host.
-func freePort(host string) (int, error) {
-	lis, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer lis.Close()
-	return lis.Addr().(*net.TCPAddr).Port, nil
 }
