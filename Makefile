@@ -1,7 +1,8 @@
 # kubeproof's two entry points for a newcomer (see README.md):
 #   make run    the main job: bring up the default local cluster, run every
 #               suite, print the report, bring the cluster down
-#   make test   unit tests, then the same suites on a fresh local cluster
+#   make test   unit tests, then the same suites on a fresh local cluster and
+#               on a fresh 3-node kind cluster
 # Both need root (the local cluster creates a network namespace, cgroups and
 # mounts) and install what they need on first use (Debian packages, then
 # Kubernetes and etcd built from Go modules into ~/.cache/kubeproof).
@@ -15,7 +16,7 @@ KUBEPROOF  := $(BIN)/kubeproof
 # be safe in parallel; this also proves it). E.g. RUN_FLAGS="--document 003 -v".
 RUN_FLAGS  ?= --parallel 4
 
-.PHONY: all build run test unit lint e2e prepare down clean
+.PHONY: all build run test unit lint e2e e2e-kind test-kind prepare down clean
 
 all: build
 
@@ -27,8 +28,12 @@ build:
 run: build
 	$(KUBEPROOF) run --provider local --report-dir $(REPORT_DIR) $(RUN_FLAGS)
 
-## test: unit tests, then the suites on a local cluster made for the occasion
-test: lint unit e2e
+## test: unit tests, then the suites on a local cluster and on a kind cluster
+## made for the occasion
+test: lint unit e2e e2e-kind
+
+## test-kind: the suites on a kind cluster only
+test-kind: e2e-kind
 
 unit:
 	$(GO) test ./...
@@ -41,13 +46,22 @@ lint:
 e2e: build
 	$(KUBEPROOF) run --provider local --report-dir $(REPORT_DIR) $(RUN_FLAGS)
 
+# kind: with no Docker engine on the machine, kubeproof starts its private
+# daemon (installing Debian's docker.io) and stops it again with the cluster;
+# the first run also builds the node image (debootstrap, Kubernetes images).
+e2e-kind: build
+	$(KUBEPROOF) run --provider kind --report-dir $(REPORT_DIR)-kind $(RUN_FLAGS)
+
 ## prepare: install host packages and build binaries and images, no cluster
 prepare: build
 	$(KUBEPROOF) prepare
 
-## down: remove the default local cluster and what it left behind
+## down: remove the default local and kind clusters, the private Docker
+## daemon, and what they left behind
 down: build
 	$(KUBEPROOF) down
+	$(KUBEPROOF) down --provider kind
+	$(KUBEPROOF) dockerd stop
 
 clean:
 	rm -rf _output

@@ -1,6 +1,7 @@
 # Sourced by .ci/run: checks and sets up what the CI machine needs that the
 # project's own make targets do not install (Go on PATH, root), builds the
-# CLI, and removes any local cluster an earlier, interrupted run left behind.
+# CLI, and removes any cluster (local or kind) and private Docker daemon an
+# earlier, interrupted run left behind.
 # Debian packages, Kubernetes and etcd are installed or built by kubeproof on
 # first use and cached in ~/.cache/kubeproof.
 
@@ -17,4 +18,4 @@ if [ "$(id -u)" != 0 ]; then
 fi
 go version
 make build
-./_output/bin/kubeproof down
+make down
