@@ -90,6 +90,13 @@ func Build(img Image, programDir, cacheDir string) (string, error) {
 	if err := WriteArchive(out, img.Ref, image); err != nil {
 		return "", err
 	}
+	// Archives of earlier builds of the program are of no further use.
+	older, _ := filepath.Glob(filepath.Join(cacheDir, "images", img.Program+"-*.tar"))
+	for _, o := range older {
+		if o != out {
+			_ = os.Remove(o)
+		}
+	}
 	return out, nil
 }
 

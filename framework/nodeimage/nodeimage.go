@@ -83,7 +83,26 @@ func Ensure(ctx context.Context, opts Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	removeOlder(ctx, opts.DockerHost, ref)
 	return ref, nil
+}
+
+// removeOlder deletes node images of earlier inputs from Docker (each is
+// hundreds of megabytes); one still used by a container stays.
+func removeOlder(ctx context.Context, host, keep string) {
+	cmd := exec.CommandContext(ctx, "docker", "image", "ls", "--format", "{{.Repository}}:{{.Tag}}", Repository+"/kind-node")
+	cmd.Env = dockerEnv(host)
+	out, err := cmd.Output()
+	if err != nil {
+		return
+	}
+	for _, ref := range strings.Fields(string(out)) {
+		if ref != keep {
+			rm := exec.CommandContext(ctx, "docker", "image", "rm", ref)
+			rm.Env = dockerEnv(host)
+			_ = rm.Run()
+		}
+	}
 }
 
 // Ref is the node image's reference: kubeproof.local/kind-node:<version>-<digest>.
