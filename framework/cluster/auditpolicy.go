@@ -20,4 +20,3 @@ rules:
   verbs: ["create", "update", "patch", "delete", "deletecollection"]
 - level: Metadata
 `
-

@@ -37,7 +37,7 @@ func TestRoutes(t *testing.T) {
 		{Name: "w2", PodCIDR: "10.244.2.0/24", Address: "172.18.0.4"},
 		{Name: "w1", PodCIDR: "10.244.1.0/24", Address: "172.18.0.3"},
 		{Name: "sim", PodCIDR: "10.244.9.0/24", Address: "10.250.9.9"}, // not attached
-		{Name: "new", Address: "172.18.0.5"},                          // no pod CIDR yet
+		{Name: "new", Address: "172.18.0.5"},                           // no pod CIDR yet
 	}
 	got := Routes("self", peers, []*net.IPNet{kind})
 	want := []Route{{"10.244.1.0/24", "172.18.0.3"}, {"10.244.2.0/24", "172.18.0.4"}}
