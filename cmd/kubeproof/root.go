@@ -97,18 +97,7 @@ func newProvider(cmd *cobra.Command, o *options, pr *progress.Printer) (cluster.
 		if err != nil {
 			return nil, err
 		}
-		return local.New(local.Config{
-			Name:              o.name,
-			KubernetesVersion: o.kubernetesVersion,
-			EtcdVersion:       o.etcdVersion,
-			CacheDir:          o.cacheDir,
-			PodCIDR:           o.podCIDR,
-			ServiceCIDR:       o.serviceCIDR,
-			APIServerPort:     o.apiServerPort,
-			ComponentArgs:     compArgs,
-			Without:           o.without,
-			Progress:          pr,
-		})
+		return local.New(local.Config{Shape: o.shape(compArgs), APIServerPort: o.apiServerPort, Progress: pr})
 	case kind.ProviderName:
 		if f := cmd.Flags().Lookup("apiserver-port"); f != nil && f.Changed {
 			return nil, exitcode.Errorf(exitcode.Usage, "--apiserver-port is for the local provider; kind publishes the API server on a free port")
@@ -117,19 +106,7 @@ func newProvider(cmd *cobra.Command, o *options, pr *progress.Printer) (cluster.
 		if err != nil {
 			return nil, err
 		}
-		return kind.New(kind.Config{
-			Name:              o.name,
-			KubernetesVersion: o.kubernetesVersion,
-			EtcdVersion:       o.etcdVersion,
-			CacheDir:          o.cacheDir,
-			Workers:           o.workers,
-			NodeImage:         o.nodeImage,
-			PodCIDR:           o.podCIDR,
-			ServiceCIDR:       o.serviceCIDR,
-			ComponentArgs:     compArgs,
-			Without:           o.without,
-			Progress:          pr,
-		})
+		return kind.New(kind.Config{Shape: o.shape(compArgs), Workers: o.workers, NodeImage: o.nodeImage, Progress: pr})
 	case kubeconfig.ProviderName:
 		for _, name := range []string{"component-arg", "without", "pod-cidr", "service-cidr", "apiserver-port", "kubernetes-version", "etcd-version", "name", "workers", "node-image"} {
 			if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
@@ -162,4 +139,18 @@ func printStatus(s cluster.Status) {
 // (as opposed to using one that exists).
 func makesClusters(provider string) bool {
 	return provider == local.ProviderName || provider == kind.ProviderName
+}
+
+// shape is the cluster shape the flags describe.
+func (o *options) shape(componentArgs map[string][]string) cluster.Shape {
+	return cluster.Shape{
+		Name:              o.name,
+		KubernetesVersion: o.kubernetesVersion,
+		EtcdVersion:       o.etcdVersion,
+		CacheDir:          o.cacheDir,
+		PodCIDR:           o.podCIDR,
+		ServiceCIDR:       o.serviceCIDR,
+		ComponentArgs:     componentArgs,
+		Without:           o.without,
+	}
 }

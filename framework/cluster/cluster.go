@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubeproof/kubeproof/framework/binaries"
+
 	"github.com/kubeproof/kubeproof/framework/exitcode"
 )
 
@@ -224,4 +226,51 @@ func ParseComponentArgs(specs []string) (map[string][]string, error) {
 		out[comp] = append(out[comp], arg)
 	}
 	return out, nil
+}
+
+// DefaultName is the name of a cluster kubeproof makes when none is given.
+const DefaultName = "kubeproof"
+
+// Shape is what a provider that makes clusters is told, whichever it is:
+// the cluster's name, the releases to run, where builds are cached, its
+// networks, and flags and components to change or leave out.
+type Shape struct {
+	// Name names the cluster; clusters with different names do not collide.
+	Name              string
+	KubernetesVersion string
+	EtcdVersion       string
+	// CacheDir holds built binaries and images.
+	CacheDir string
+	// PodCIDR is the cluster's pod network.
+	PodCIDR string
+	// ServiceCIDR is the Service ClusterIP range.
+	ServiceCIDR string
+	// ComponentArgs are extra flags per component; they come last, so they
+	// override the provider's own.
+	ComponentArgs map[string][]string
+	// Without are optional components left out.
+	Without []string
+}
+
+// WithDefaults fills unset fields.
+func (s Shape) WithDefaults() Shape {
+	if s.Name == "" {
+		s.Name = DefaultName
+	}
+	if s.KubernetesVersion == "" {
+		s.KubernetesVersion = binaries.DefaultKubernetesVersion
+	}
+	if s.EtcdVersion == "" {
+		s.EtcdVersion = binaries.DefaultEtcdVersion
+	}
+	if s.CacheDir == "" {
+		s.CacheDir = binaries.DefaultCacheDir()
+	}
+	if s.PodCIDR == "" {
+		s.PodCIDR = "10.244.0.0/16"
+	}
+	if s.ServiceCIDR == "" {
+		s.ServiceCIDR = "10.96.0.0/16"
+	}
+	return s
 }

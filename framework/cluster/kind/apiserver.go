@@ -43,11 +43,7 @@ func (p *Provider) StartAPIServer(ctx context.Context, extraArgs []string) (*clu
 	if err != nil {
 		return nil, err
 	}
-	ns, err := kp.ListNodes(c.Name)
-	if err != nil {
-		return nil, fmt.Errorf("list kind nodes: %w", err)
-	}
-	cp, cpIP, err := controlPlane(ns)
+	_, cp, cpIP, err := p.nodesOf(kp)
 	if err != nil {
 		return nil, err
 	}

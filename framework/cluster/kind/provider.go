@@ -8,7 +8,6 @@ package kind
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -19,7 +18,6 @@ import (
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
-	"github.com/kubeproof/kubeproof/framework/binaries"
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/dockerd"
 	"github.com/kubeproof/kubeproof/framework/exitcode"
@@ -45,21 +43,15 @@ var Optional = []string{ControllerManager, Scheduler, KubeProxy}
 // Root is where kind clusters keep their host-side files.
 const Root = "/var/lib/kubeproof/kind"
 
-// Config shapes a kind cluster.
+// Config shapes a kind cluster: the shape every provider takes, and kind's
+// own node count and image.
 type Config struct {
-	Name              string
-	KubernetesVersion string
-	EtcdVersion       string
-	CacheDir          string
+	cluster.Shape
 	// Workers is the number of worker nodes besides the control plane.
 	Workers int
 	// NodeImage, if set, is used instead of kubeproof's own node image.
-	NodeImage     string
-	PodCIDR       string
-	ServiceCIDR   string
-	ComponentArgs map[string][]string
-	Without       []string
-	Progress      *progress.Printer
+	NodeImage string
+	Progress  *progress.Printer
 }
 
 // DefaultWorkers is the suites' default shape: one control plane and two
@@ -79,24 +71,7 @@ var (
 
 // New validates cfg and returns its provider.
 func New(cfg Config) (*Provider, error) {
-	if cfg.Name == "" {
-		cfg.Name = "kubeproof"
-	}
-	if cfg.KubernetesVersion == "" {
-		cfg.KubernetesVersion = binaries.DefaultKubernetesVersion
-	}
-	if cfg.EtcdVersion == "" {
-		cfg.EtcdVersion = binaries.DefaultEtcdVersion
-	}
-	if cfg.CacheDir == "" {
-		cfg.CacheDir = binaries.DefaultCacheDir()
-	}
-	if cfg.PodCIDR == "" {
-		cfg.PodCIDR = "10.244.0.0/16"
-	}
-	if cfg.ServiceCIDR == "" {
-		cfg.ServiceCIDR = "10.96.0.0/16"
-	}
+	cfg.Shape = cfg.Shape.WithDefaults()
 	if cfg.Progress == nil {
 		cfg.Progress = progress.Discard()
 	}
@@ -233,18 +208,23 @@ func (p *Provider) ExportLogs(ctx context.Context, dir string) error {
 	return err
 }
 
-// controlPlane returns the control-plane node and its address.
-func controlPlane(ns []nodes.Node) (nodes.Node, string, error) {
-	for _, n := range ns {
+// nodesOf lists the cluster's node containers and finds the control plane
+// and its address among them.
+func (p *Provider) nodesOf(kp *kindcluster.Provider) (all []nodes.Node, cp nodes.Node, cpIP string, err error) {
+	all, err = kp.ListNodes(p.cfg.Name)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("list kind nodes: %w", err)
+	}
+	for _, n := range all {
 		if role, _ := n.Role(); role == "control-plane" {
 			ip, _, err := n.IP()
 			if err != nil {
-				return nil, "", fmt.Errorf("address of %s: %w", n, err)
+				return nil, nil, "", fmt.Errorf("address of %s: %w", n, err)
 			}
-			return n, ip, nil
+			return all, n, ip, nil
 		}
 	}
-	return nil, "", errors.New("no control-plane node")
+	return nil, nil, "", fmt.Errorf("kind cluster %q has no control-plane node", p.cfg.Name)
 }
 
 // waitTimeout bounds waiting for the nodes to be Ready.

@@ -153,11 +153,7 @@ func (p *Provider) Up(ctx context.Context) (info *cluster.Info, err error) {
 		return nil, exitcode.With(exitcode.ClusterSetup, fmt.Errorf("kind create cluster %s: %w", c.Name, err))
 	}
 	mark("kind create", created)
-	ns, err := kp.ListNodes(c.Name)
-	if err != nil {
-		return nil, fmt.Errorf("list kind nodes: %w", err)
-	}
-	cp, cpIP, err := controlPlane(ns)
+	ns, cp, cpIP, err := p.nodesOf(kp)
 	if err != nil {
 		return nil, err
 	}

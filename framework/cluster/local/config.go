@@ -17,7 +17,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/binaries"
+	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/exitcode"
 	"github.com/kubeproof/kubeproof/framework/progress"
 )
@@ -43,23 +43,14 @@ var Components = []string{Etcd, APIServer, Containerd, ControllerManager, Schedu
 // without them does.
 var Optional = []string{ControllerManager, Scheduler, KubeProxy}
 
-// Config describes a local cluster.
+// Config describes a local cluster: the shape every provider takes (the
+// node gets a /24 of the pod CIDR) and the local cluster's own addresses.
 type Config struct {
-	// Name names the cluster; directories, the node namespace and cgroups
-	// carry it, so clusters with different names do not collide.
-	Name string
+	cluster.Shape
 
-	KubernetesVersion string
-	EtcdVersion       string
-	// CacheDir holds built binaries and images.
-	CacheDir string
 	// ProgramDir holds kubeproof's image programs.
 	ProgramDir string
 
-	// PodCIDR is the cluster's pod network; the node gets a /24 of it.
-	PodCIDR string
-	// ServiceCIDR is the Service ClusterIP range.
-	ServiceCIDR string
 	// LinkCIDR is the /30 between host and node: the host side gets the
 	// first address (the API server listens there), the node the second.
 	// Empty means the first /30 of 10.250.0.0/16 that no host route
@@ -73,12 +64,6 @@ type Config struct {
 	ControllerManagerPort int
 	SchedulerPort         int
 
-	// ComponentArgs are extra flags per component; they come last, so they
-	// override ours.
-	ComponentArgs map[string][]string
-	// Without are optional components left out.
-	Without []string
-
 	// AuthenticationConfig, if set, is written to a file and passed to
 	// kube-apiserver --authentication-config.
 	AuthenticationConfig []byte
@@ -89,28 +74,11 @@ type Config struct {
 }
 
 // DefaultName is the cluster name when none is given.
-const DefaultName = "kubeproof"
+const DefaultName = cluster.DefaultName
 
 // WithDefaults fills unset fields.
 func (c Config) WithDefaults() Config {
-	if c.Name == "" {
-		c.Name = DefaultName
-	}
-	if c.KubernetesVersion == "" {
-		c.KubernetesVersion = binaries.DefaultKubernetesVersion
-	}
-	if c.EtcdVersion == "" {
-		c.EtcdVersion = binaries.DefaultEtcdVersion
-	}
-	if c.CacheDir == "" {
-		c.CacheDir = binaries.DefaultCacheDir()
-	}
-	if c.PodCIDR == "" {
-		c.PodCIDR = "10.244.0.0/16"
-	}
-	if c.ServiceCIDR == "" {
-		c.ServiceCIDR = "10.96.0.0/16"
-	}
+	c.Shape = c.Shape.WithDefaults()
 	if c.APIServerPort == 0 {
 		c.APIServerPort = 6443
 	}

@@ -15,7 +15,9 @@ import (
 	"github.com/kubeproof/kubeproof/framework/exitcode"
 )
 
-func testConfig() Config { return Config{Name: "t", LinkCIDR: "10.250.0.0/30"}.WithDefaults() }
+func testConfig() Config {
+	return Config{Shape: cluster.Shape{Name: "t"}, LinkCIDR: "10.250.0.0/30"}.WithDefaults()
+}
 
 func TestValidate(t *testing.T) {
 	if err := testConfig().Validate(); err != nil {
@@ -192,7 +194,7 @@ func TestHelpers(t *testing.T) {
 // A second cluster gets the next free link; routes of the first (and of the
 // machine) are avoided.
 func TestChooseLink(t *testing.T) {
-	c := Config{Name: "t"}.WithDefaults()
+	c := Config{Shape: cluster.Shape{Name: "t"}}.WithDefaults()
 	mk := func(cidr, dev string) route { return route{dst: mustCIDR(cidr), dev: dev} }
 	routes := []route{
 		mk("0.0.0.0/0", "eth0"),
