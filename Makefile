@@ -21,7 +21,7 @@ GOFLAGS_BUILD := -trimpath -buildvcs=false
 # be safe in parallel; this also proves it). E.g. RUN_FLAGS="--document 003 -v".
 RUN_FLAGS  ?= --parallel 4
 
-.PHONY: all build run test unit lint e2e e2e-kind test-kind prepare down clean
+.PHONY: all build run test unit lint e2e e2e-kind test-kind bench prepare down clean
 
 all: build
 
@@ -57,6 +57,13 @@ e2e: build
 # the first run also builds the node image (debootstrap, Kubernetes images).
 e2e-kind: build
 	$(KUBEPROOF) run --provider kind --report-dir $(REPORT_DIR)-kind $(RUN_FLAGS)
+
+## bench: cluster up/down times, pod startup latency (50 Pods) and the
+## suites' cost, written to _output/bench/bench.{json,md}; measurements only.
+## E.g. BENCH_FLAGS="--providers local,kind".
+BENCH_FLAGS ?=
+bench: build
+	$(KUBEPROOF) bench --output _output/bench $(BENCH_FLAGS)
 
 ## prepare: install host packages and build binaries and images, no cluster
 prepare: build

@@ -19,7 +19,6 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -29,6 +28,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/cluster/kubeconfig"
 	"github.com/kubeproof/kubeproof/framework/kubectl"
+	"github.com/kubeproof/kubeproof/framework/namespace"
 	"github.com/kubeproof/kubeproof/framework/observe"
 )
 
@@ -118,6 +118,7 @@ func (f *Framework) setUp(ctx context.Context) {
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "make a client")
 	f.Kubectl = kubectl.Runner{Path: info.Kubectl, Kubeconfig: info.Kubeconfig, Context: info.Context}
 
+	begin := time.Now()
 	ns, err := f.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: "kp-" + f.BaseName + "-",
@@ -137,27 +138,25 @@ func (f *Framework) setUp(ctx context.Context) {
 	_, err = observe.Until(ctx, time.Minute, "the default ServiceAccount of namespace "+ns.Name, lw,
 		func(*corev1.ServiceAccount) (bool, error) { return true, nil }, nil)
 	ExpectNoError(err, "wait for the namespace's default ServiceAccount")
+	ginkgo.AddReportEntry(OverheadSetup, Millis(time.Since(begin)), ginkgo.ReportEntryVisibilityNever)
 }
 
 // deleteNamespace deletes the spec's namespace and waits until it is gone,
 // so that a namespace that never finishes deleting is a reported failure,
 // not a silent leak.
 func (f *Framework) deleteNamespace(ctx ginkgo.SpecContext, name string) {
-	err := f.Client.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
-	if apierrors.IsNotFound(err) {
-		return
-	}
-	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "delete namespace %s", name)
-	lw := cache.NewFilteredListWatchFromClient(f.Client.CoreV1().RESTClient(), "namespaces", "", func(o *metav1.ListOptions) {
-		o.FieldSelector = observe.NameSelector(name)
-	})
-	// Until ignores deletions, so wait for the list to be empty instead: a
-	// namespace that is gone is never listed again.
-	_, err = observe.Gone(ctx, TestContext.NamespaceDeleteTimeout, "namespace "+name+" to be deleted", lw, func(ns *corev1.Namespace) string {
-		return fmt.Sprintf("namespace %s phase %s conditions %v", ns.Name, ns.Status.Phase, ns.Status.Conditions)
-	})
+	begin := time.Now()
+	err := namespace.Delete(ctx, f.Client, name, TestContext.NamespaceDeleteTimeout)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	ginkgo.AddReportEntry(OverheadTeardown, Millis(time.Since(begin)), ginkgo.ReportEntryVisibilityNever)
 }
+
+// The harness's own time per spec, in milliseconds, as report entries:
+// making the namespace ready for Pods, and deleting it.
+const (
+	OverheadSetup    = "kubeproof.overhead.setupMs"
+	OverheadTeardown = "kubeproof.overhead.teardownMs"
+)
 
 // Require skips the spec when the cluster lacks capability c, saying why.
 func (f *Framework) Require(c cluster.Capability) {

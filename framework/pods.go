@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/framework/podstate"
 )
 
 // RecordPods records every Pod event in the spec's namespace from now on,
@@ -51,19 +52,11 @@ func FirstPodEvent(events []observe.Event, match func(observe.Event, *corev1.Pod
 
 // PodCondition returns the Pod's condition of type t, or nil.
 func PodCondition(p *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
-	for i := range p.Status.Conditions {
-		if p.Status.Conditions[i].Type == t {
-			return &p.Status.Conditions[i]
-		}
-	}
-	return nil
+	return podstate.Condition(p.Status.Conditions, t)
 }
 
 // PodReady reports whether the Pod's Ready condition is True.
-func PodReady(p *corev1.Pod) bool {
-	c := PodCondition(p, corev1.PodReady)
-	return c != nil && c.Status == corev1.ConditionTrue
-}
+func PodReady(p *corev1.Pod) bool { return podstate.Ready(p) }
 
 // DescribePod renders the parts of a Pod's state the flow goes through.
 func DescribePod(p *corev1.Pod) string {

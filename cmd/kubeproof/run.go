@@ -91,25 +91,16 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 		return exitcode.Errorf(exitcode.Usage, "--report-dir %q: %v", r.reportDir, err)
 	}
 
-	info, err := p.Info(ctx)
+	info, down, err := clusterFor(ctx, o, p, r.keep)
 	if err != nil {
-		if !makesClusters(o.provider) {
-			return err
-		}
-		pr.Infof("cluster %q is not up (%v): bringing it up", o.name, err)
-		if info, err = p.Up(ctx); err != nil {
-			return err
-		}
-		if !r.keep {
-			// Down runs also after Ctrl-C: the cluster must not outlive us.
-			defer func() {
-				derr := p.Down(context.WithoutCancel(ctx))
-				if derr != nil && err == nil {
-					err = derr
-				}
-			}()
-		}
+		return err
 	}
+	// Down runs also after Ctrl-C: a cluster we made must not outlive us.
+	defer func() {
+		if derr := down(); derr != nil && err == nil {
+			err = derr
+		}
+	}()
 	if err := os.MkdirAll(reportDir, 0o755); err != nil {
 		return exitcode.Errorf(exitcode.Usage, "--report-dir: %v", err)
 	}
@@ -327,4 +318,26 @@ claims reports there again, with the catalog of this binary and --claims-file.`,
 	cmd.Flags().StringVar(&dir, "report-dir", "kubeproof-report", "the run's report directory")
 	sel.addFlags(cmd, true)
 	return cmd
+}
+
+// clusterFor returns the info of the cluster the provider names, bringing
+// it up first if the provider makes clusters and it is not up; down then
+// removes it again unless keep is set (and does nothing otherwise).
+func clusterFor(ctx context.Context, o *options, p cluster.Provider, keep bool) (*cluster.Info, func() error, error) {
+	nothing := func() error { return nil }
+	info, err := p.Info(ctx)
+	if err == nil {
+		return info, nothing, nil
+	}
+	if !makesClusters(o.provider) {
+		return nil, nothing, err
+	}
+	printer().Infof("cluster %q is not up (%v): bringing it up", o.name, err)
+	if info, err = p.Up(ctx); err != nil {
+		return nil, nothing, err
+	}
+	if keep {
+		return info, nothing, nil
+	}
+	return info, func() error { return p.Down(context.WithoutCancel(ctx)) }, nil
 }

@@ -106,6 +106,11 @@ func On(resource, namespace, name, subresource string) Match {
 	}
 }
 
+// InNamespace selects events about objects in namespace ns.
+func InNamespace(ns string) Match {
+	return func(e Event) bool { return e.ObjectRef != nil && e.ObjectRef.Namespace == ns }
+}
+
 // By selects events of one user.
 func By(username string) Match { return func(e Event) bool { return e.User.Username == username } }
 

@@ -52,6 +52,9 @@ type SpecResult struct {
 	Seconds float64 `json:"seconds"`
 	// Evidence maps evidence names to the values the spec recorded.
 	Evidence map[string]any `json:"evidence,omitempty"`
+	// Entries are the spec's other report entries (the harness's own
+	// timings), by name; not part of the claims report.
+	Entries map[string]any `json:"-"`
 }
 
 func (s SpecResult) skipped() bool { return s.State == types.SpecStateSkipped.String() }
@@ -139,15 +142,18 @@ func LoadGinkgoReport(path string) (map[string]SpecResult, error) {
 				res.Message = firstLine(sr.Failure.Message)
 			}
 			for _, e := range sr.ReportEntries {
-				name, ok := strings.CutPrefix(e.Name, EvidencePrefix)
-				if !ok {
-					continue
-				}
 				var v any
 				if err := json.Unmarshal([]byte(e.Value.AsJSON), &v); err != nil {
 					v = e.Value.Representation
 				}
-				res.Evidence[name] = v
+				if name, ok := strings.CutPrefix(e.Name, EvidencePrefix); ok {
+					res.Evidence[name] = v
+				} else {
+					if res.Entries == nil {
+						res.Entries = map[string]any{}
+					}
+					res.Entries[e.Name] = v
+				}
 			}
 			out[id] = res
 		}

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"math"
 	"strings"
 
+	"github.com/kubeproof/kubeproof/framework/chart"
 	"github.com/kubeproof/kubeproof/framework/claims"
 )
 
@@ -93,31 +93,15 @@ func timingChart(r Report) template.HTML {
 	if len(rows) == 0 {
 		return ""
 	}
-	const left, width, rowH = 200.0, 500.0, 26.0
-	scale := func(ms float64) float64 { // 1 ms .. 100 s
-		if ms < 1 {
-			ms = 1
-		}
-		return left + width*math.Log10(ms)/5
+	var out []chart.Row
+	for _, rw := range rows {
+		out = append(out, chart.Row{Label: rw.id, Value: rw.measured, HasValue: true, Lo: rw.lo, Hi: rw.hi,
+			ValueTitle: "measured: " + num(rw.measured) + " ms",
+			BandTitle:  "document: " + num(rw.lo) + "–" + num(rw.hi) + " ms"})
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg width="%.0f" height="%.0f" role="img" aria-label="timing claims">`, left+width+20, rowH*float64(len(rows))+30)
-	for i, ms := range []float64{1, 10, 100, 1000, 10000, 100000} {
-		x := scale(ms)
-		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="0" y2="%.0f" stroke="#ddd"/><text x="%.1f" y="%.0f" font-size="10">%s</text>`,
-			x, x, rowH*float64(len(rows)), x-8, rowH*float64(len(rows))+14, []string{"1ms", "10ms", "100ms", "1s", "10s", "100s"}[i])
-	}
-	for i, rw := range rows {
-		y := rowH * float64(i)
-		fmt.Fprintf(&b, `<text x="0" y="%.0f" font-size="12">%s</text>`, y+16, template.HTMLEscapeString(rw.id))
-		lo, hi := scale(rw.lo), scale(rw.hi)
-		if rw.hi == 0 {
-			hi = left + width
-		}
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%.0f" width="%.1f" height="18" fill="#bbdefb"><title>document: %s–%s ms</title></rect>`, lo, y+2, math.Max(hi-lo, 1), num(rw.lo), num(rw.hi))
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%.0f" width="%.1f" height="8" fill="#0d47a1"><title>measured: %s ms</title></rect>`, left, y+7, math.Max(scale(rw.measured)-left, 1), num(rw.measured))
-	}
-	b.WriteString(`</svg><p class="legend"><span style="background:#bbdefb">&nbsp;&nbsp;&nbsp;</span> the document's range &nbsp; <span style="background:#0d47a1">&nbsp;&nbsp;&nbsp;</span> measured</p>`)
+	b.WriteString(chart.LogBars("timing claims", out))
+	b.WriteString(`<p class="legend"><span style="background:#bbdefb">&nbsp;&nbsp;&nbsp;</span> the document's range &nbsp; <span style="background:#0d47a1">&nbsp;&nbsp;&nbsp;</span> measured</p>`)
 	return template.HTML(b.String())
 }
 

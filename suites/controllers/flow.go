@@ -146,8 +146,7 @@ var _ = ginkgo.Describe("Deployment controllers", func() {
 // recordFlowAudit reads who created what, in which order and when.
 func recordFlowAudit(ctx context.Context, f *framework.Framework, log *audit.Log, from audit.Offset, podEvents []observe.Event) {
 	ginkgo.By("reading the audit log: who wrote what, and when")
-	inNS := func(e audit.Event) bool { return e.ObjectRef != nil && e.ObjectRef.Namespace == f.Namespace }
-	events, err := log.WaitFor(ctx, from, framework.AuditTimeout, "the Deployment, ReplicaSet and Pod creations and 3 bindings", inNS, func(es []audit.Event) bool {
+	events, err := log.WaitFor(ctx, from, framework.AuditTimeout, "the Deployment, ReplicaSet and Pod creations and 3 bindings", audit.InNamespace(f.Namespace), func(es []audit.Event) bool {
 		return count(es, "create", "pods", "binding", "") >= 3
 	})
 	framework.ExpectNoError(err, "read the flow from the audit log")

@@ -17,6 +17,8 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
@@ -135,6 +137,9 @@ type Webhook struct {
 	// Service overrides the Service the webhook calls (to point at one
 	// that does not answer).
 	Service string
+	// Rules override what the webhook sees (default: Pods created or
+	// updated).
+	Rules []admissionregistrationv1.RuleWithOperations
 }
 
 // Scope selects what a configuration sees: Pods created or updated in the
@@ -173,7 +178,7 @@ func (s *Server) Mutating(ctx context.Context, name string, hooks ...Webhook) er
 	for _, w := range hooks {
 		fp, timeout, reinv := defaults(w)
 		cfg.Webhooks = append(cfg.Webhooks, admissionregistrationv1.MutatingWebhook{
-			Name: w.Name, ClientConfig: s.clientConfig(w), Rules: []admissionregistrationv1.RuleWithOperations{rule},
+			Name: w.Name, ClientConfig: s.clientConfig(w), Rules: rulesOf(w, rule),
 			NamespaceSelector: ns, ObjectSelector: obj, SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
 			FailurePolicy: &fp, TimeoutSeconds: timeout, ReinvocationPolicy: &reinv,
 		})
@@ -193,7 +198,7 @@ func (s *Server) Validating(ctx context.Context, name string, hooks ...Webhook) 
 	for _, w := range hooks {
 		fp, timeout, _ := defaults(w)
 		cfg.Webhooks = append(cfg.Webhooks, admissionregistrationv1.ValidatingWebhook{
-			Name: w.Name, ClientConfig: s.clientConfig(w), Rules: []admissionregistrationv1.RuleWithOperations{rule},
+			Name: w.Name, ClientConfig: s.clientConfig(w), Rules: rulesOf(w, rule),
 			NamespaceSelector: ns, ObjectSelector: obj, SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
 			FailurePolicy: &fp, TimeoutSeconds: timeout,
 		})
@@ -203,6 +208,13 @@ func (s *Server) Validating(ctx context.Context, name string, hooks ...Webhook) 
 		return fmt.Errorf("create ValidatingWebhookConfiguration %s: %w", cfg.Name, err)
 	}
 	return nil
+}
+
+func rulesOf(w Webhook, def admissionregistrationv1.RuleWithOperations) []admissionregistrationv1.RuleWithOperations {
+	if len(w.Rules) > 0 {
+		return w.Rules
+	}
+	return []admissionregistrationv1.RuleWithOperations{def}
 }
 
 func defaults(w Webhook) (admissionregistrationv1.FailurePolicyType, *int32, admissionregistrationv1.ReinvocationPolicyType) {
@@ -244,4 +256,37 @@ func (s *Server) Calls(ctx context.Context) ([]webhooks.Call, error) {
 		return nil, fmt.Errorf("decode the webhook server's calls: %w", err)
 	}
 	return calls, nil
+}
+
+// WaitEffective waits until the API server calls the webhook at path: it
+// creates dry-run Pods (nothing is stored) until the server has recorded
+// one. A ready endpoint is not enough: the API server reaches the webhook
+// through the Service, which kube-proxy programs a moment later.
+func (s *Server) WaitEffective(ctx context.Context, path string, timeout time.Duration) error {
+	last := "no attempt yet"
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		name := "kp-marker-" + rand.String(6)
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "marker", Image: "kubeproof.local/marker:v1"}}}}
+		if _, err := s.client.CoreV1().Pods(s.Namespace).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		calls, err := s.Calls(ctx)
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		for _, c := range calls {
+			if c.Name == name && c.Webhook == path {
+				return true, nil
+			}
+		}
+		last = "a dry-run Pod was admitted without calling " + path
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the webhook %s did not take effect within %s; last seen: %s", path, timeout, last)
+	}
+	return nil
 }

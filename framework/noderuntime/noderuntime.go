@@ -1,0 +1,70 @@
+// Package noderuntime asks a node's container runtime (containerd, through
+// ctr on the node) about a Pod's sandbox and containers: what the API does
+// not show, such as which came first and when, to the nanosecond.
+package noderuntime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kubeproof/kubeproof/framework/cluster"
+)
+
+// Container is a container as the runtime holds it: the Pod's sandbox or an
+// application container, with its creation time.
+type Container struct {
+	ID        string
+	Kind      string // "sandbox" or "container"
+	Name      string // container name (empty for the sandbox)
+	CreatedAt time.Time
+}
+
+// Containers returns the runtime's containers of Pod namespace/pod on node,
+// oldest first. It needs the cluster's NodeExec capability.
+func Containers(ctx context.Context, info *cluster.Info, node, namespace, pod string) ([]Container, error) {
+	if !info.Has(cluster.NodeExec) || info.ContainerdAddress == "" {
+		return nil, fmt.Errorf("%s", info.Missing(cluster.NodeExec))
+	}
+	ctr := func(args ...string) ([]byte, error) {
+		argv, env := info.NodeCommand(node,
+			append([]string{"ctr", "--address", info.ContainerdAddress, "--namespace", "k8s.io"}, args...)...)
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("ctr %s on node %s: %w", strings.Join(args, " "), node, err)
+		}
+		return out, nil
+	}
+	ids, err := ctr("containers", "ls", "-q")
+	if err != nil {
+		return nil, err
+	}
+	var out []Container
+	for _, id := range strings.Fields(string(ids)) {
+		raw, err := ctr("containers", "info", id)
+		if err != nil {
+			continue // removed meanwhile
+		}
+		var c struct {
+			Labels    map[string]string
+			CreatedAt time.Time
+		}
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return nil, fmt.Errorf("decode container %s: %w", id, err)
+		}
+		if c.Labels["io.kubernetes.pod.namespace"] != namespace || c.Labels["io.kubernetes.pod.name"] != pod {
+			continue
+		}
+		out = append(out, Container{ID: id, Kind: c.Labels["io.cri-containerd.kind"],
+			Name: c.Labels["io.kubernetes.container.name"], CreatedAt: c.CreatedAt})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
+	return out, nil
+}

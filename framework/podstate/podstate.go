@@ -1,0 +1,41 @@
+// Package podstate reads a Pod's status: its conditions and whether its
+// containers run. It has no test-framework dependencies, so commands
+// (trace, bench) and specs share it.
+package podstate
+
+import corev1 "k8s.io/api/core/v1"
+
+// Condition returns the condition of type t among conds, or nil.
+func Condition(conds []corev1.PodCondition, t corev1.PodConditionType) *corev1.PodCondition {
+	for i := range conds {
+		if conds[i].Type == t {
+			return &conds[i]
+		}
+	}
+	return nil
+}
+
+// Ready reports whether the Pod's Ready condition is True.
+func Ready(p *corev1.Pod) bool {
+	return ConditionTrue(p.Status.Conditions, corev1.PodReady)
+}
+
+// ConditionTrue reports whether conds hold condition t with status True.
+func ConditionTrue(conds []corev1.PodCondition, t corev1.PodConditionType) bool {
+	c := Condition(conds, t)
+	return c != nil && c.Status == corev1.ConditionTrue
+}
+
+// AllRunning reports whether statuses report at least want containers and
+// every one of them running.
+func AllRunning(statuses []corev1.ContainerStatus, want int) bool {
+	if len(statuses) == 0 || len(statuses) < want {
+		return false
+	}
+	for _, c := range statuses {
+		if c.State.Running == nil {
+			return false
+		}
+	}
+	return true
+}
