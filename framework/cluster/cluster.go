@@ -67,7 +67,8 @@ type Info struct {
 	// means on this machine (the local provider's node shares its
 	// filesystem).
 	NodeExec *NodeExecSpec `json:"nodeExec,omitempty"`
-	// Nodes are the node names the provider created.
+	// Nodes are the cluster's node names (those the provider created, or
+	// for an existing cluster those the API lists).
 	Nodes []string `json:"nodes,omitempty"`
 	// Components maps a control-plane component to when it became ready.
 	Components []ComponentStatus `json:"components,omitempty"`

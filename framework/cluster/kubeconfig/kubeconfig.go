@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
@@ -68,6 +69,13 @@ func (p *Provider) Info(ctx context.Context) (*cluster.Info, error) {
 	}
 	if v, err := client.Discovery().ServerVersion(); err == nil {
 		info.KubernetesVersion = v.GitVersion
+	}
+	// The node list is for the report only; a user who may not list Nodes
+	// still gets every check that does not need them.
+	if nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
+		for _, n := range nodes.Items {
+			info.Nodes = append(info.Nodes, n.Name)
+		}
 	}
 	kubectl := p.Kubectl
 	if kubectl == "" {
