@@ -35,12 +35,20 @@ func scale(ms float64) float64 {
 }
 
 // LogBars returns an SVG element with rows, for inline use in HTML; aria
-// names the chart.
-func LogBars(aria string, rows []Row) string {
+// names the chart, and caption, if not empty, is written under the axis
+// (a chart saved as a file has no page around it to explain it).
+func LogBars(aria, caption string, rows []Row) string {
 	var b strings.Builder
 	h := rowH * float64(len(rows))
+	extra := 0.0
+	if caption != "" {
+		extra = 18
+	}
 	fmt.Fprintf(&b, `<svg width="%.0f" height="%.0f" role="img" aria-label="%s" font-family="sans-serif">`,
-		left+width+60, h+30, html.EscapeString(aria))
+		left+width+60, h+30+extra, html.EscapeString(aria))
+	if caption != "" {
+		fmt.Fprintf(&b, `<text x="0" y="%.0f" font-size="11" fill="#444">%s</text>`, h+40, html.EscapeString(caption))
+	}
 	for i, ms := range []float64{1, 10, 100, 1000, 10000, 100000} {
 		x := scale(ms)
 		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="0" y2="%.0f" stroke="#ddd"/><text x="%.1f" y="%.0f" font-size="10">%s</text>`,

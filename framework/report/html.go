@@ -100,7 +100,7 @@ func timingChart(r Report) template.HTML {
 			BandTitle:  "document: " + num(rw.lo) + "–" + num(rw.hi) + " ms"})
 	}
 	var b strings.Builder
-	b.WriteString(chart.LogBars("timing claims", out))
+	b.WriteString(chart.LogBars("timing claims", "", out))
 	b.WriteString(`<p class="legend"><span style="background:#bbdefb">&nbsp;&nbsp;&nbsp;</span> the document's range &nbsp; <span style="background:#0d47a1">&nbsp;&nbsp;&nbsp;</span> measured</p>`)
 	return template.HTML(b.String())
 }

@@ -54,6 +54,7 @@ func WriteJSON(w io.Writer, r *Result) error {
 // several runs, over a band from p50 to p99).
 func Chart(r *Result) string {
 	var rows []chart.Row
+	caption := "milliseconds from the API server's receipt of the create, log scale"
 	if len(r.Runs) == 1 {
 		for _, s := range r.Runs[0].Stages {
 			row := chart.Row{Label: s.Name, Note: "not timed"}
@@ -64,6 +65,7 @@ func Chart(r *Result) string {
 			rows = append(rows, row)
 		}
 	} else {
+		caption += fmt.Sprintf("; bar: p50 over %d runs, band: p50 to p99", len(r.Runs))
 		for _, p := range r.Summary {
 			row := chart.Row{Label: p.Stage, Note: "not timed"}
 			if p.N > 0 {
@@ -75,7 +77,7 @@ func Chart(r *Result) string {
 			rows = append(rows, row)
 		}
 	}
-	return chart.LogBars("creation timeline of "+r.Manifest, rows)
+	return chart.LogBars("creation timeline of "+r.Manifest, caption+" ("+r.Provider+" provider)", rows)
 }
 
 // HTML is a page with the chart and the table, for a browser.
