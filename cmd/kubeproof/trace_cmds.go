@@ -57,6 +57,9 @@ afterwards unless --keep is given.`,
 			if err != nil {
 				return exitcode.Errorf(exitcode.Usage, "-f %s: %v", t.file, err)
 			}
+			if err := trace.CheckManifest(manifest); err != nil {
+				return exitcode.Errorf(exitcode.Usage, "-f %s: %v", t.file, err)
+			}
 			p, err := newProvider(cmd, o, printer())
 			if err != nil {
 				return err

@@ -83,6 +83,13 @@ type workload struct {
 	port     intstr.IntOrString
 }
 
+// CheckManifest reports whether trace can follow the manifest, so that a
+// wrong file is refused before any cluster is brought up.
+func CheckManifest(data []byte) error {
+	_, err := parseManifest(data)
+	return err
+}
+
 // parseManifest reads the one Pod or Deployment of a manifest.
 func parseManifest(data []byte) (workload, error) {
 	dec := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
