@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"time"
 
@@ -34,6 +35,9 @@ type benchResult struct {
 	Kubeproof   string          `json:"kubeproof"`
 	CPUs        int             `json:"cpus"`
 	Providers   []providerBench `json:"providers"`
+	// HarnessPeakMiB is the peak resident memory of the kubeproof process
+	// that ran the benchmarks (clients, watches, the providers' own work).
+	HarnessPeakMiB float64 `json:"harnessPeakMiB"`
 }
 
 type providerBench struct {
@@ -46,6 +50,10 @@ type providerBench struct {
 	// all containers running, seen by watch.
 	PodStartup bench.Distribution `json:"podStartupMs"`
 	Suite      *suiteBench        `json:"suite,omitempty"`
+	// ComponentPeakMiB is each component process's peak resident memory,
+	// read before the cluster goes down (providers whose components are
+	// processes on this machine; kind's run inside node containers).
+	ComponentPeakMiB map[string]float64 `json:"componentPeakMiB,omitempty"`
 }
 
 type suiteBench struct {
@@ -55,6 +63,9 @@ type suiteBench struct {
 	Spec     bench.Distribution `json:"specRunMs"`
 	Setup    bench.Distribution `json:"harnessSetupMs"`
 	Teardown bench.Distribution `json:"harnessTeardownMs"`
+	// RunnerPeakMiB is the largest peak resident memory among the spec
+	// runner's processes (Ginkgo and its parallel spec processes).
+	RunnerPeakMiB float64 `json:"runnerPeakMiB"`
 }
 
 func newBenchCommand(o *options) *cobra.Command {
@@ -92,6 +103,7 @@ here passes or fails on a number.`,
 				}
 				res.Providers = append(res.Providers, pb)
 			}
+			res.HarnessPeakMiB = bench.SelfPeakRSSMiB()
 			return writeBench(out, res)
 		},
 	}
@@ -171,7 +183,19 @@ func benchProvider(cmd *cobra.Command, o *options, b *benchOptions, out string) 
 			return pb, err
 		}
 		s.Spec, s.Setup, s.Teardown = bench.Summarize(spec), bench.Summarize(setup), bench.Summarize(teardown)
+		s.RunnerPeakMiB = bench.ChildrenPeakRSSMiB()
 		pb.Suite = s
+	}
+	for _, c := range info.Components {
+		if c.PID <= 0 || c.Process == "" {
+			continue
+		}
+		if mib, err := bench.PeakRSSMiB(c.PID); err == nil {
+			if pb.ComponentPeakMiB == nil {
+				pb.ComponentPeakMiB = map[string]float64{}
+			}
+			pb.ComponentPeakMiB[c.Process] = mib
+		}
 	}
 	if err := down(); err != nil {
 		return pb, err
@@ -199,6 +223,28 @@ func writeBench(dir string, res benchResult) error {
 		}
 		fmt.Fprintf(&b, "| %s | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f (%d) %s\n", p.Provider, p.Nodes, p.UpMs, p.DownMs, ps.P50, ps.P90, ps.P99, ps.Max, ps.N, suite)
 	}
+	for _, p := range res.Providers {
+		if len(p.ComponentPeakMiB) == 0 {
+			continue
+		}
+		names := make([]string, 0, len(p.ComponentPeakMiB))
+		for n := range p.ComponentPeakMiB {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(&b, "\nPeak resident memory of the %s cluster's processes (MiB):", p.Provider)
+		for _, n := range names {
+			fmt.Fprintf(&b, " %s %.0f;", n, p.ComponentPeakMiB[n])
+		}
+		fmt.Fprintln(&b)
+	}
+	fmt.Fprintf(&b, "\nkubeproof's own peak resident memory: %.0f MiB", res.HarnessPeakMiB)
+	for _, p := range res.Providers {
+		if p.Suite != nil {
+			fmt.Fprintf(&b, "; the %s spec runner's largest process: %.0f MiB", p.Provider, p.Suite.RunnerPeakMiB)
+		}
+	}
+	fmt.Fprintln(&b, ".")
 	fmt.Fprintln(&b, "\nPod startup: creation (the create call) to all containers running (the watch event's receipt), this machine's clock; images already on the nodes.")
 	fmt.Fprintln(&b, "Harness setup: namespace created and its default ServiceAccount present; teardown: namespace deleted and gone.")
 	if err := os.WriteFile(filepath.Join(dir, "bench.md"), []byte(b.String()), 0o644); err != nil {

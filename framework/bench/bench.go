@@ -7,7 +7,11 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -140,4 +144,38 @@ func SpecOverhead(path, setupEntry, teardownEntry string) (setup, teardown, runT
 		}
 	}
 	return setup, teardown, runTime, nil
+}
+
+// PeakRSSMiB is a running process's peak resident memory (VmHWM), in MiB.
+func PeakRSSMiB(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("peak memory of pid %d: %w", pid, err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kib, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
+			if err != nil {
+				return 0, fmt.Errorf("peak memory of pid %d: %q: %w", pid, line, err)
+			}
+			return kib / 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("peak memory of pid %d: no VmHWM (a kernel thread?)", pid)
+}
+
+// SelfPeakRSSMiB is this process's peak resident memory, and
+// ChildrenPeakRSSMiB the largest of its ended, waited-for descendants' (for
+// the spec runner: Ginkgo and its parallel spec processes), in MiB.
+func SelfPeakRSSMiB() float64 { return maxRSS(syscall.RUSAGE_SELF) }
+
+// ChildrenPeakRSSMiB: see SelfPeakRSSMiB.
+func ChildrenPeakRSSMiB() float64 { return maxRSS(syscall.RUSAGE_CHILDREN) }
+
+func maxRSS(who int) float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(who, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Maxrss) / 1024 // KiB on Linux
 }

@@ -1,6 +1,9 @@
 package bench
 
-import "testing"
+import (
+	"os"
+	"testing"
+)
 
 func TestSummarize(t *testing.T) {
 	if d := Summarize(nil); d.N != 0 {
@@ -13,5 +16,21 @@ func TestSummarize(t *testing.T) {
 	}
 	if vals[0] != 5 {
 		t.Errorf("Summarize reordered its input")
+	}
+}
+
+func TestPeakRSSOfThisProcess(t *testing.T) {
+	mib, err := PeakRSSMiB(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mib <= 0 || mib > 1<<20 {
+		t.Errorf("peak RSS %v MiB", mib)
+	}
+	if self := SelfPeakRSSMiB(); self <= 0 {
+		t.Errorf("getrusage self: %v MiB", self)
+	}
+	if _, err := PeakRSSMiB(-1); err == nil {
+		t.Errorf("no error for pid -1")
 	}
 }

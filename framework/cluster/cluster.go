@@ -115,7 +115,9 @@ type KeyPairFiles struct {
 
 // ComponentStatus records one component of a provider-made cluster.
 type ComponentStatus struct {
-	Name    string        `json:"name"`
+	Name string `json:"name"`
+	// Process and PID name the process behind the step, if one is.
+	Process string        `json:"process,omitempty"`
 	PID     int           `json:"pid,omitempty"`
 	Started time.Time     `json:"started"`
 	ReadyIn time.Duration `json:"readyIn"`

@@ -285,6 +285,9 @@ func (s *Server) WaitEffective(ctx context.Context, path string, timeout time.Du
 		last = "a dry-run Pod was admitted without calling " + path
 		return false, nil
 	})
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("waiting for the webhook %s to take effect: %w", path, ctx.Err())
+	}
 	if err != nil {
 		return fmt.Errorf("the webhook %s did not take effect within %s; last seen: %s", path, timeout, last)
 	}

@@ -177,12 +177,16 @@ func (s *starter) start(comp component) (*process.Proc, error) {
 }
 
 // ready records that comp became ready and prints it.
-func (s *starter) ready(name string, started time.Time) {
+func (s *starter) ready(name string, started time.Time) { s.readyAs(name, name, started) }
+
+// readyAs records a step named name that process proc made ready (the
+// kubelet's step is its node turning Ready).
+func (s *starter) readyAs(name, proc string, started time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cs := cluster.ComponentStatus{Name: name, Started: started, ReadyIn: time.Since(started), Log: s.l.log(name)}
-	if proc, ok := s.procs[name]; ok {
-		cs.PID = proc.PID
+	cs := cluster.ComponentStatus{Name: name, Started: started, ReadyIn: time.Since(started), Log: s.l.log(proc)}
+	if p, ok := s.procs[proc]; ok {
+		cs.Process, cs.PID = proc, p.PID
 	}
 	s.status = append(s.status, cs)
 	s.pr.Infof("%-30s started +%-7s ready +%s", name, progress.Round(started.Sub(s.begin)), progress.Round(time.Since(s.begin)))
@@ -387,7 +391,7 @@ func (p *Provider) startNode(ctx context.Context, s *starter, byName map[string]
 		if err != nil {
 			return exitErr(err)
 		}
-		s.ready("node "+l.nodeName()+" Ready", started)
+		s.readyAs("node "+l.nodeName()+" Ready", Kubelet, started)
 		return nil
 	})
 	// The controller manager allocates the node's pod CIDR once its
