@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -99,7 +100,8 @@ type Framework struct {
 }
 
 // New returns a Framework whose BeforeEach gives every spec a fresh
-// namespace named kp-<baseName>-<random>, deleted (and awaited) afterwards.
+// namespace named kp-<baseName>-<random>, deleted afterwards (the suite
+// waits for all of them to be gone at its end).
 // Call it in a Describe body.
 func New(baseName string) *Framework {
 	f := &Framework{BaseName: baseName}
@@ -122,7 +124,7 @@ func (f *Framework) setUp(ctx context.Context) {
 	ns, err := f.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: "kp-" + f.BaseName + "-",
-			Labels:       map[string]string{"kubeproof.io/spec": f.BaseName},
+			Labels:       map[string]string{"kubeproof.io/spec": f.BaseName, runLabel: runID()},
 		},
 	}, metav1.CreateOptions{})
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "create the spec's namespace")
@@ -141,15 +143,38 @@ func (f *Framework) setUp(ctx context.Context) {
 	ginkgo.AddReportEntry(OverheadSetup, Millis(time.Since(begin)), ginkgo.ReportEntryVisibilityNever)
 }
 
-// deleteNamespace deletes the spec's namespace and waits until it is gone,
-// so that a namespace that never finishes deleting is a reported failure,
-// not a silent leak.
+// deleteNamespace deletes the spec's namespace. It does not wait for it to
+// go: the namespace controller starts on a deleted namespace only after a
+// fixed 5 s, and then the spec's Pods terminate, which would be most of a
+// spec's cost. The suite waits for all of its namespaces at the end
+// (waitNamespacesGone), so a namespace that never goes still fails the run.
 func (f *Framework) deleteNamespace(ctx ginkgo.SpecContext, name string) {
 	begin := time.Now()
-	err := namespace.Delete(ctx, f.Client, name, TestContext.NamespaceDeleteTimeout)
-	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	ExpectNoError(namespace.StartDelete(ctx, f.Client, name), "delete the spec's namespace")
 	ginkgo.AddReportEntry(OverheadTeardown, Millis(time.Since(begin)), ginkgo.ReportEntryVisibilityNever)
 }
+
+// runLabel marks every namespace of one run: Ginkgo gives all parallel
+// processes of a run the same random seed.
+const runLabel = "kubeproof.io/run"
+
+func runID() string { return strconv.FormatInt(ginkgo.GinkgoRandomSeed(), 10) }
+
+// After every process is done, the first waits until all of the run's
+// namespaces are gone; one that is not fails the suite, named with its
+// phase and conditions (its name says which spec made it).
+var _ = ginkgo.SynchronizedAfterSuite(func() {}, func(ctx ginkgo.SpecContext) {
+	info, err := Cluster()
+	if err != nil {
+		return // no cluster, so no spec made a namespace
+	}
+	cfg, err := cluster.RESTConfig(info.Kubeconfig, info.Context)
+	ExpectNoError(err, "load kubeconfig")
+	client, err := kubernetes.NewForConfig(cfg)
+	ExpectNoError(err, "make a client")
+	ExpectNoError(namespace.AllGone(ctx, client, runLabel+"="+runID(), TestContext.NamespaceDeleteTimeout),
+		"the run's namespaces to be deleted")
+})
 
 // The harness's own time per spec, in milliseconds, as report entries:
 // making the namespace ready for Pods, and deleting it.

@@ -246,7 +246,7 @@ func writeBench(dir string, res benchResult) error {
 	}
 	fmt.Fprintln(&b, ".")
 	fmt.Fprintln(&b, "\nPod startup: creation (the create call) to all containers running (the watch event's receipt), this machine's clock; images already on the nodes.")
-	fmt.Fprintln(&b, "Harness setup: namespace created and its default ServiceAccount present; teardown: namespace deleted and gone.")
+	fmt.Fprintln(&b, "Harness setup: namespace created and its default ServiceAccount present; teardown: the namespace's delete call (the suite waits for all namespaces to be gone once, at its end, inside the suites' wall time).")
 	if err := os.WriteFile(filepath.Join(dir, "bench.md"), []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("write bench.md: %w", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -93,37 +95,47 @@ func NameSelector(name string) string {
 	return fields.OneTermEqualSelector("metadata.name", name).String()
 }
 
-// Gone waits until no object is listed through lw any more (lw should select
-// one object by name).
+// Gone waits until no object is listed through lw any more: one object
+// selected by name, or every object a label selector matches. On a timeout
+// the error describes what was still listed.
 func Gone[T runtime.Object](ctx context.Context, timeout time.Duration, what string, lw cache.ListerWatcher, describe func(T) string) (bool, error) {
-	var mu sync.Mutex
-	lastSeen := ""
-	note := func(obj runtime.Object) {
-		if o, ok := obj.(T); ok && describe != nil {
-			mu.Lock()
-			lastSeen = describe(o)
-			mu.Unlock()
-		}
+	var (
+		mu    sync.Mutex
+		store cache.Store
+	)
+	empty := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(store.List()) == 0
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	_, err := watchtools.UntilWithSync(wctx, lw, newOf[T](), func(store cache.Store) (bool, error) {
-		items := store.List()
-		for _, it := range items {
-			note(it.(runtime.Object))
-		}
-		return len(items) == 0, nil
-	}, func(e watch.Event) (bool, error) {
-		note(e.Object)
-		return e.Type == watch.Deleted, nil
+	// The informer updates its store before it emits the event, so the
+	// store is at least as new as the event being looked at.
+	_, err := watchtools.UntilWithSync(wctx, lw, newOf[T](), func(s cache.Store) (bool, error) {
+		mu.Lock()
+		store = s
+		mu.Unlock()
+		return empty(), nil
+	}, func(watch.Event) (bool, error) {
+		return empty(), nil
 	})
 	if err != nil {
-		mu.Lock()
-		defer mu.Unlock()
 		if ctx.Err() != nil {
 			return false, fmt.Errorf("waiting for %s: %w", what, ctx.Err())
 		}
-		return false, &TimeoutError{What: what, Timeout: timeout, LastSeen: lastSeen, Err: err}
+		var left []string
+		mu.Lock()
+		if store != nil {
+			for _, it := range store.List() {
+				if o, ok := it.(T); ok && describe != nil {
+					left = append(left, describe(o))
+				}
+			}
+		}
+		mu.Unlock()
+		sort.Strings(left)
+		return false, &TimeoutError{What: what, Timeout: timeout, LastSeen: strings.Join(left, "; "), Err: err}
 	}
 	return true, nil
 }
