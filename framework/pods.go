@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework/observe"
 	"github.com/kubeproof/kubeproof/framework/podstate"
+	"github.com/kubeproof/kubeproof/framework/testapp"
 )
 
 // RecordPods records every Pod event in the spec's namespace from now on,
@@ -155,25 +156,9 @@ func (f *Framework) RecordLease(ctx context.Context, node string) *observe.Recor
 		"leases", "kube-node-lease", fields.OneTermEqualSelector("metadata.name", node)))
 }
 
-// FetchResult is what `kubeproof-testapp fetch` prints: who answered, how
-// often, and the last answer.
-type FetchResult struct {
-	URL       string         `json:"url"`
-	Requests  int            `json:"requests"`
-	Responses map[string]int `json:"responses"`
-	Errors    int            `json:"errors"`
-	LastError string         `json:"lastError,omitempty"`
-	Last      *struct {
-		PodName    string              `json:"podName"`
-		PodIP      string              `json:"podIP"`
-		Hostname   string              `json:"hostname"`
-		Interfaces map[string][]string `json:"interfaces"`
-	} `json:"last,omitempty"`
-}
-
 // Fetch runs the test app's HTTP client inside a Pod's container (through
 // kubectl exec, as a user would): count requests to url.
-func (f *Framework) Fetch(ctx context.Context, pod, container, url string, count int) FetchResult {
+func (f *Framework) Fetch(ctx context.Context, pod, container, url string, count int) testapp.FetchResult {
 	ginkgo.GinkgoHelper()
 	args := []string{"exec", pod, "--namespace", f.Namespace}
 	if container != "" {
@@ -183,7 +168,7 @@ func (f *Framework) Fetch(ctx context.Context, pod, container, url string, count
 	res, err := f.Kubectl.Run(ctx, nil, args...)
 	ExpectNoError(err, "run kubectl exec")
 	gomega.Expect(res.ExitCode).To(gomega.Equal(0), res.String())
-	var out FetchResult
+	var out testapp.FetchResult
 	ExpectNoError(json.Unmarshal([]byte(res.Stdout), &out), "decode the fetch result %q", res.Stdout)
 	return out
 }

@@ -26,6 +26,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/kubeproof/kubeproof/framework/testapp"
 )
 
 // AppName is in every identity answer; checks look for it.
@@ -85,23 +87,6 @@ func (s *state) get() (ready, healthy, started bool) {
 	return s.ready, s.healthy, s.started
 }
 
-// Identity is the answer to GET /.
-type Identity struct {
-	App          string    `json:"app"`
-	Hostname     string    `json:"hostname"`
-	PodName      string    `json:"podName,omitempty"`
-	PodNamespace string    `json:"podNamespace,omitempty"`
-	PodIP        string    `json:"podIP"`
-	Ready        bool      `json:"ready"`
-	Healthy      bool      `json:"healthy"`
-	Started      bool      `json:"started"`
-	StartedAt    time.Time `json:"startedAt"`
-	Path         string    `json:"path"`
-	// Interfaces are the network interfaces the process sees, with their
-	// addresses: a Pod's own network namespace.
-	Interfaces map[string][]string `json:"interfaces,omitempty"`
-}
-
 func serve(args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	listen := fs.String("listen", ":8080", "address to listen on")
@@ -137,9 +122,9 @@ func serve(args []string) error {
 // newHandler serves the identity, probe, control and cgroup endpoints.
 func newHandler(st *state, podIP string) http.Handler {
 	hostname, _ := os.Hostname()
-	identity := func(r *http.Request) Identity {
+	identity := func(r *http.Request) testapp.Identity {
 		rd, h, s := st.get()
-		return Identity{
+		return testapp.Identity{
 			App: AppName, Hostname: hostname, PodName: os.Getenv("POD_NAME"),
 			PodNamespace: os.Getenv("POD_NAMESPACE"), PodIP: podIP,
 			Ready: rd, Healthy: h, Started: s, StartedAt: st.startedAt, Path: r.URL.Path,
@@ -221,19 +206,6 @@ func firstIPv4() string {
 	return ""
 }
 
-// FetchResult is what fetch prints: who answered how often. Only answers that
-// identify as kubeproof-testapp count as responses; anything else is an
-// error, because an unknown responder is not the workload under test.
-type FetchResult struct {
-	URL       string         `json:"url"`
-	Requests  int            `json:"requests"`
-	Responses map[string]int `json:"responses"`
-	Errors    int            `json:"errors"`
-	LastError string         `json:"lastError,omitempty"`
-	// Last is the last identity received.
-	Last *Identity `json:"last,omitempty"`
-}
-
 func fetch(args []string) error {
 	fs := flag.NewFlagSet("fetch", flag.ContinueOnError)
 	count := fs.Int("count", 1, "number of requests")
@@ -247,7 +219,7 @@ func fetch(args []string) error {
 	url := fs.Arg(0)
 	// A new connection per request, so that a Service spreads them.
 	client := &http.Client{Timeout: *timeout, Transport: &http.Transport{DisableKeepAlives: true}}
-	res := FetchResult{URL: url, Responses: map[string]int{}}
+	res := testapp.FetchResult{URL: url, Responses: map[string]int{}}
 	for i := 0; i < *count; i++ {
 		res.Requests++
 		id, err := identify(client, url)
@@ -257,30 +229,30 @@ func fetch(args []string) error {
 			continue
 		}
 		res.Last = &id
-		res.Responses[id.name()]++
+		res.Responses[responderName(id)]++
 	}
 	return json.NewEncoder(os.Stdout).Encode(res)
 }
 
-func identify(client *http.Client, url string) (Identity, error) {
+func identify(client *http.Client, url string) (testapp.Identity, error) {
 	resp, err := client.Get(url)
 	if err != nil {
-		return Identity{}, err
+		return testapp.Identity{}, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return Identity{}, err
+		return testapp.Identity{}, err
 	}
-	var id Identity
+	var id testapp.Identity
 	if err := json.Unmarshal(body, &id); err != nil || id.App != AppName {
-		return Identity{}, fmt.Errorf("answer from an unknown responder (HTTP %d): %.80q", resp.StatusCode, body)
+		return testapp.Identity{}, fmt.Errorf("answer from an unknown responder (HTTP %d): %.80q", resp.StatusCode, body)
 	}
 	return id, nil
 }
 
-// name is the responder's Pod name, or its host name outside a Pod.
-func (id Identity) name() string {
+// responderName is the responder's Pod name, or its host name outside a Pod.
+func responderName(id testapp.Identity) string {
 	if id.PodName != "" {
 		return id.PodName
 	}

@@ -5,16 +5,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/kubeproof/kubeproof/framework/testapp"
 )
 
-func get(t *testing.T, srv *httptest.Server, path string) (int, Identity) {
+func get(t *testing.T, srv *httptest.Server, path string) (int, testapp.Identity) {
 	t.Helper()
 	resp, err := http.Get(srv.URL + path)
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)
 	}
 	defer resp.Body.Close()
-	var id Identity
+	var id testapp.Identity
 	if err := json.NewDecoder(resp.Body).Decode(&id); err != nil {
 		t.Fatalf("GET %s: decode: %v", path, err)
 	}
@@ -76,12 +78,12 @@ func TestIdentifyRejectsUnknownResponders(t *testing.T) {
 	}))
 	defer foreign.Close()
 	if who, err := identify(http.DefaultClient, foreign.URL); err == nil {
-		t.Fatalf("foreign responder identified as %q", who.name())
+		t.Fatalf("foreign responder identified as %q", responderName(who))
 	}
 	ours := httptest.NewServer(newHandler(newState(true, true, 0), "10.0.0.1"))
 	defer ours.Close()
 	t.Setenv("POD_NAME", "web-1")
-	if who, err := identify(http.DefaultClient, ours.URL); err != nil || who.name() != "web-1" {
-		t.Fatalf("identify ours: %q, %v", who.name(), err)
+	if who, err := identify(http.DefaultClient, ours.URL); err != nil || responderName(who) != "web-1" {
+		t.Fatalf("identify ours: %q, %v", responderName(who), err)
 	}
 }

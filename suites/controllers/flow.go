@@ -61,7 +61,7 @@ var _ = ginkgo.Describe("Deployment controllers", func() {
 
 			ginkgo.By("three Pods, Ready")
 			_, _, events := framework.WaitForPodEvent(ctx, pods, "3 Ready Pods", func(_ observe.Event, _ *corev1.Pod) bool {
-				return readyPods(pods.Events()) >= 3
+				return podsNow(pods.Events()).ready >= 3
 			})
 			dep, err := f.Client.AppsV1().Deployments(f.Namespace).Get(ctx, deploymentName, metav1.GetOptions{})
 			framework.ExpectNoError(err, "read the Deployment")
@@ -242,30 +242,6 @@ func controllerRef(refs []metav1.OwnerReference) map[string]any {
 		}
 	}
 	return map[string]any{}
-}
-
-// readyPods counts the Pods whose latest state in the events is Ready and
-// not deleted.
-func readyPods(events []observe.Event) int {
-	latest := map[string]*corev1.Pod{}
-	for _, e := range events {
-		p := framework.PodOf(e)
-		if p == nil {
-			continue
-		}
-		if e.Type == watch.Deleted {
-			delete(latest, p.Name)
-			continue
-		}
-		latest[p.Name] = p
-	}
-	n := 0
-	for _, p := range latest {
-		if p.DeletionTimestamp == nil && framework.PodReady(p) {
-			n++
-		}
-	}
-	return n
 }
 
 func allMatch(ss []string, re string) bool {

@@ -1,0 +1,36 @@
+// Package testapp is the wire format of kubeproof-testapp: what its server
+// answers and what its fetch mode prints. The program and the specs that
+// read its output share it, so the two cannot drift apart.
+package testapp
+
+import "time"
+
+// Identity is the server's answer to GET /.
+type Identity struct {
+	App          string    `json:"app"`
+	Hostname     string    `json:"hostname"`
+	PodName      string    `json:"podName,omitempty"`
+	PodNamespace string    `json:"podNamespace,omitempty"`
+	PodIP        string    `json:"podIP"`
+	Ready        bool      `json:"ready"`
+	Healthy      bool      `json:"healthy"`
+	Started      bool      `json:"started"`
+	StartedAt    time.Time `json:"startedAt"`
+	Path         string    `json:"path"`
+	// Interfaces are the network interfaces the process sees, with their
+	// addresses: a Pod's own network namespace.
+	Interfaces map[string][]string `json:"interfaces,omitempty"`
+}
+
+// FetchResult is what `kubeproof-testapp fetch` prints: who answered how often. Only answers that
+// identify as kubeproof-testapp count as responses; anything else is an
+// error, because an unknown responder is not the workload under test.
+type FetchResult struct {
+	URL       string         `json:"url"`
+	Requests  int            `json:"requests"`
+	Responses map[string]int `json:"responses"`
+	Errors    int            `json:"errors"`
+	LastError string         `json:"lastError,omitempty"`
+	// Last is the last identity received.
+	Last *Identity `json:"last,omitempty"`
+}
