@@ -1,6 +1,6 @@
 // Package controlplane holds what providers share to run an extra
-// kube-apiserver beside a cluster's own: a free port and the wait for it to
-// be ready.
+// kube-apiserver beside a cluster's own: a name, a free port, starting it
+// and the wait for it to be ready.
 package controlplane
 
 import (

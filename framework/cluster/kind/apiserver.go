@@ -3,15 +3,12 @@ package kind
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -20,7 +17,6 @@ import (
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/cluster/controlplane"
 	"github.com/kubeproof/kubeproof/framework/pki"
-	"github.com/kubeproof/kubeproof/framework/process"
 )
 
 var _ cluster.APIServerStarter = (*Provider)(nil)
@@ -67,9 +63,7 @@ func (p *Provider) StartAPIServer(ctx context.Context, extraArgs []string) (*clu
 	if err != nil {
 		return nil, err
 	}
-	suffix := make([]byte, 3)
-	_, _ = rand.Read(suffix)
-	name := "kube-apiserver-extra-" + hex.EncodeToString(suffix)
+	name := controlplane.ExtraName()
 	certDir := filepath.Join(l.dir(), "extra", name)
 	if err := issueServing(l, certDir, net.ParseIP(host)); err != nil {
 		return nil, err
@@ -88,21 +82,11 @@ func (p *Provider) StartAPIServer(ctx context.Context, extraArgs []string) (*clu
 		"--audit-log-path="+audit,
 	)
 	args = append(args, extraArgs...)
-	proc, err := process.Start(name, args, filepath.Join(l.logDir(), name+".log"), os.Environ())
-	if err != nil {
-		return nil, err
-	}
-	stop := func() error {
-		err := proc.Stop(15 * time.Second)
-		_ = os.RemoveAll(certDir)
-		return err
-	}
-	url := "https://" + net.JoinHostPort(host, strconv.Itoa(port))
-	if err := controlplane.WaitReady(ctx, url, l.kubeconfig(), proc); err != nil {
-		_ = stop()
-		return nil, err
-	}
-	return &cluster.APIServer{URL: url, CAFile: l.pki("ca.crt"), AuditLogPath: audit, Stop: stop}, nil
+	return controlplane.StartExtra(ctx, controlplane.Extra{
+		Name: name, Args: args, Log: filepath.Join(l.logDir(), name+".log"), Host: host, Port: port,
+		Kubeconfig: l.kubeconfig(), CAFile: l.pki("ca.crt"), AuditLog: audit,
+		Cleanup: func() { _ = os.RemoveAll(certDir) },
+	})
 }
 
 // manifestArgs returns the kube-apiserver flags of a static Pod manifest.

@@ -2,20 +2,15 @@ package local
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"github.com/kubeproof/kubeproof/framework/binaries"
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/cluster/controlplane"
 	"github.com/kubeproof/kubeproof/framework/exitcode"
-	"github.com/kubeproof/kubeproof/framework/process"
 )
 
 // Open returns the provider of an existing local cluster, with the
@@ -47,9 +42,7 @@ func (p *Provider) StartAPIServer(ctx context.Context, extraArgs []string) (*clu
 	if err != nil {
 		return nil, err
 	}
-	suffix := make([]byte, 3)
-	_, _ = rand.Read(suffix)
-	name := "kube-apiserver-extra-" + hex.EncodeToString(suffix)
+	name := controlplane.ExtraName()
 	audit := filepath.Join(filepath.Dir(l.auditLog()), name+".log")
 
 	extra := c
@@ -57,15 +50,8 @@ func (p *Provider) StartAPIServer(ctx context.Context, extraArgs []string) (*clu
 	args := apiServerArgs(extra, l, bin, fmt.Sprintf("https://%s", net.JoinHostPort(host, strconv.Itoa(c.EtcdPort))))
 	args = append(args, "--endpoint-reconciler-type=none", "--audit-log-path="+audit)
 	args = append(args, extraArgs...)
-	proc, err := process.Start(name, args, l.log(name), os.Environ())
-	if err != nil {
-		return nil, err
-	}
-	stop := func() error { return proc.Stop(15 * time.Second) }
-	url := "https://" + net.JoinHostPort(host, strconv.Itoa(port))
-	if err := controlplane.WaitReady(ctx, url, l.adminKubeconfig(), proc); err != nil {
-		_ = stop()
-		return nil, err
-	}
-	return &cluster.APIServer{URL: url, CAFile: l.pki("ca.crt"), AuditLogPath: audit, Stop: stop}, nil
+	return controlplane.StartExtra(ctx, controlplane.Extra{
+		Name: name, Args: args, Log: l.log(name), Host: host, Port: port,
+		Kubeconfig: l.adminKubeconfig(), CAFile: l.pki("ca.crt"), AuditLog: audit,
+	})
 }
