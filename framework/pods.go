@@ -172,3 +172,15 @@ func (f *Framework) Fetch(ctx context.Context, pod, container, url string, count
 	ExpectNoError(json.Unmarshal([]byte(res.Stdout), &out), "decode the fetch result %q", res.Stdout)
 	return out
 }
+
+// ObserveFor lets window pass while the spec's recorders keep recording. It
+// is an observation window (how often something happens, or that it does
+// not), never a wait for a condition: use WaitFor and Until for those.
+func ObserveFor(ctx context.Context, window time.Duration) {
+	ginkgo.GinkgoHelper()
+	select {
+	case <-time.After(window):
+	case <-ctx.Done():
+		ginkgo.Fail("interrupted during the observation window")
+	}
+}

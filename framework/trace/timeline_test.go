@@ -158,11 +158,16 @@ func TestAdmittedOutsideTheCreateIsFlagged(t *testing.T) {
 		events: events,
 		calls:  []webhooks.Call{{Kind: "Pod", Operation: "CREATE", Name: "web", Arrived: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)}},
 	}
+	found := false
 	for _, s := range tl.stages() {
 		if s.Name == "admitted (mutating webhook called)" {
+			found = true
 			if want := "outside the create's audit window"; !strings.Contains(s.Note, want) {
 				t.Errorf("note %q does not say %q", s.Note, want)
 			}
 		}
+	}
+	if !found {
+		t.Fatal("no admitted stage")
 	}
 }

@@ -73,11 +73,7 @@ var _ = ginkgo.Describe("Kubelet", func() {
 			})
 			// An observation window: the kubelet must do nothing with it.
 			const window = 10 * time.Second
-			select {
-			case <-time.After(window):
-			case <-ctx.Done():
-				ginkgo.Fail("interrupted during the observation window")
-			}
+			framework.ObserveFor(ctx, window)
 			reasons := framework.EventReasons(events.Events(), "unbound")
 			containerEvents := 0
 			for _, r := range reasons {

@@ -147,11 +147,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 			ginkgo.By("watching the Ready Pod and its node's Lease for " + window.String())
 			before := len(pods.Events())
 			beforeLease := len(leases.Events())
-			select {
-			case <-time.After(window):
-			case <-ctx.Done():
-				ginkgo.Fail("interrupted during the observation window")
-			}
+			framework.ObserveFor(ctx, window)
 			framework.Evidence("statusWindow", map[string]any{
 				"windowSeconds":     window.Seconds(),
 				"podUpdates":        len(pods.Events()) - before,
@@ -195,11 +191,14 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 
 			ginkgo.By("applying the same manifest again")
 			again := apply(ctx, f)
-			iReady, _, events := framework.WaitForPodEvent(ctx, pods, "the re-applied Pod to be Ready", func(e observe.Event, p *corev1.Pod) bool {
+			iReady, readyPod, events := framework.WaitForPodEvent(ctx, pods, "the re-applied Pod to be Ready", func(e observe.Event, p *corev1.Pod) bool {
 				return e.Received.After(again.began) && framework.PodReady(p)
 			})
+			// Read from the object the watch delivered: Ready, and a new
+			// object (another UID), not the deleted one seen again.
 			framework.Evidence("reapplied", map[string]any{
-				"ready":          true,
+				"ready":          framework.PodReady(readyPod),
+				"newObject":      readyPod.UID != last.UID,
 				"applyToReadyMs": framework.Millis(events[iReady].Received.Sub(again.began)),
 			})
 		})
