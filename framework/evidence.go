@@ -1,7 +1,11 @@
 package framework
 
 import (
+	"fmt"
+	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -22,11 +26,76 @@ func Checks(specID string, claimIDs ...string) ginkgo.Labels {
 	return labels
 }
 
-// Evidence records an observation for the claims report. The value should
-// be JSON-friendly (strings, numbers, booleans, maps, slices, structs with
-// exported fields); claims refer to it by name and field path.
-func Evidence(name string, value any) {
-	ginkgo.AddReportEntry(claims.EvidencePrefix+name, value, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+// Evidence is one named observation that specs record for the claims
+// report, of type T. Claims refer to it by name and then by the JSON names
+// of T's fields ("stored.nodeName"); because T is declared, a unit test
+// (the catalog test) finds a claim that names a path no spec records, and
+// the compiler finds a spec that records the wrong shape.
+type Evidence[T any] struct {
+	name  string
+	specs []string
+}
+
+var (
+	evidenceMu    sync.Mutex
+	evidenceDecls []claims.EvidenceDecl
+)
+
+// DeclareEvidence declares that the named specs record evidence name of
+// type T. Declare it at package level, next to the specs.
+func DeclareEvidence[T any](name string, specs ...string) Evidence[T] {
+	t := reflect.TypeFor[T]()
+	evidenceMu.Lock()
+	defer evidenceMu.Unlock()
+	for _, s := range specs {
+		for _, d := range evidenceDecls {
+			if d.Spec == s && d.Name == name {
+				panic(fmt.Sprintf("evidence %q of spec %s is declared twice", name, s))
+			}
+		}
+		evidenceDecls = append(evidenceDecls, claims.EvidenceDecl{Spec: s, Name: name, Type: t})
+	}
+	return Evidence[T]{name: name, specs: specs}
+}
+
+// DeclaredEvidence returns every evidence declaration of this binary's specs.
+func DeclaredEvidence() []claims.EvidenceDecl {
+	evidenceMu.Lock()
+	defer evidenceMu.Unlock()
+	return slices.Clone(evidenceDecls)
+}
+
+// Record records v for the claims report. Recording evidence that is not
+// declared for the running spec is a harness bug and fails the spec.
+func (e Evidence[T]) Record(v T) {
+	ginkgo.GinkgoHelper()
+	if id := CurrentSpecID(); !slices.Contains(e.specs, id) {
+		ginkgo.Fail(fmt.Sprintf("harness bug: spec %q records evidence %q, declared only for %s", id, e.name, strings.Join(e.specs, ", ")))
+	}
+	ginkgo.AddReportEntry(claims.EvidencePrefix+e.name, v, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+}
+
+// Unobservable records that the running spec cannot observe this
+// evidence on this cluster, and why (what it depends on did not hold: the
+// user was not unauthorized after all, RBAC did not answer). Claims that
+// need the evidence are then not checkable, with that reason; the spec
+// goes on to observe what it can.
+func (e Evidence[T]) Unobservable(reason string, args ...any) {
+	ginkgo.GinkgoHelper()
+	if len(args) > 0 {
+		reason = fmt.Sprintf(reason, args...)
+	}
+	ginkgo.AddReportEntry(claims.UnobservablePrefix+e.name, reason, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+}
+
+// CurrentSpecID is the ID (spec:<id> label) of the running spec.
+func CurrentSpecID() string {
+	for _, l := range ginkgo.CurrentSpecReport().Labels() {
+		if id, ok := strings.CutPrefix(l, claims.SpecLabelPrefix); ok {
+			return id
+		}
+	}
+	return ""
 }
 
 // Millis is a duration in milliseconds, with microsecond precision, for
@@ -67,5 +136,28 @@ func (f *Framework) Etcd() *etcd.Client {
 	return c
 }
 
-// AuditTimeout bounds a wait for a request to appear in the audit log.
-const AuditTimeout = time.Minute
+// Samples is a timing measured several times: the median is what a timing
+// claim is judged on, the spread is there to be read beside it.
+type Samples struct {
+	Median float64   `json:"median"`
+	Min    float64   `json:"min"`
+	Max    float64   `json:"max"`
+	N      int       `json:"n"`
+	Values []float64 `json:"values"`
+}
+
+// NewSamples summarizes values (in the order measured).
+func NewSamples(values []float64) Samples {
+	s := Samples{N: len(values), Values: slices.Clone(values)}
+	if len(values) == 0 {
+		return s
+	}
+	sorted := slices.Sorted(slices.Values(values))
+	s.Min, s.Max = sorted[0], sorted[len(sorted)-1]
+	if n := len(sorted); n%2 == 1 {
+		s.Median = sorted[n/2]
+	} else {
+		s.Median = (sorted[n/2-1] + sorted[n/2]) / 2
+	}
+	return s
+}

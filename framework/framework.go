@@ -28,6 +28,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/cluster/kubeconfig"
+	"github.com/kubeproof/kubeproof/framework/identity"
 	"github.com/kubeproof/kubeproof/framework/kubectl"
 	"github.com/kubeproof/kubeproof/framework/namespace"
 	"github.com/kubeproof/kubeproof/framework/observe"
@@ -41,8 +42,8 @@ var TestContext struct {
 	// capabilities beyond the API.
 	Kubeconfig string
 	Context    string
-	// NamespaceDeleteTimeout bounds the wait for a spec's namespace to go.
-	NamespaceDeleteTimeout time.Duration
+	// TimeoutScale multiplies every timeout and window (Timeouts).
+	TimeoutScale float64
 }
 
 // RegisterFlags adds the suites' flags to fs (flag.CommandLine for go test
@@ -53,8 +54,15 @@ func RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&TestContext.Kubeconfig, "kubeproof.kubeconfig", os.Getenv("KUBECONFIG"),
 		"kubeconfig of a cluster to check when no cluster info is given (default $KUBECONFIG)")
 	fs.StringVar(&TestContext.Context, "kubeproof.context", "", "kubeconfig context")
-	fs.DurationVar(&TestContext.NamespaceDeleteTimeout, "kubeproof.namespace-delete-timeout", 3*time.Minute,
-		"how long a spec waits for its namespace to be deleted")
+	fs.Float64Var(&TestContext.TimeoutScale, "kubeproof.timeout-scale", 1,
+		"multiply every timeout and observation window by this (for slow machines)")
+}
+
+// applyScale sets Timeout from the flags.
+func applyScale() {
+	if TestContext.TimeoutScale > 0 {
+		Timeout = DefaultTimeouts().Scaled(TestContext.TimeoutScale)
+	}
 }
 
 var (
@@ -66,6 +74,7 @@ var (
 // Cluster returns the cluster under test, loaded once per process.
 func Cluster() (*cluster.Info, error) {
 	clusterOnce.Do(func() {
+		applyScale()
 		switch {
 		case TestContext.ClusterInfo != "":
 			clusterInfo, clusterErr = cluster.Load(TestContext.ClusterInfo)
@@ -134,12 +143,16 @@ func (f *Framework) setUp(ctx context.Context) {
 	// Pods in a namespace wait in admission until its "default"
 	// ServiceAccount exists; a spec measuring a Pod's path must not
 	// measure that wait too (the documents use established namespaces).
-	lw := cache.NewFilteredListWatchFromClient(f.Client.CoreV1().RESTClient(), "serviceaccounts", ns.Name, func(o *metav1.ListOptions) {
-		o.FieldSelector = observe.NameSelector("default")
-	})
-	_, err = observe.Until(ctx, time.Minute, "the default ServiceAccount of namespace "+ns.Name, lw,
-		func(*corev1.ServiceAccount) (bool, error) { return true, nil }, nil)
-	ExpectNoError(err, "wait for the namespace's default ServiceAccount")
+	// Where the canary saw none made, specs that need Pods stop on Needs.
+	if canary[ServiceAccounts].OK {
+		lw := cache.NewFilteredListWatchFromClient(f.Client.CoreV1().RESTClient(), "serviceaccounts", ns.Name, func(o *metav1.ListOptions) {
+			o.FieldSelector = observe.NameSelector("default")
+		})
+		if _, err := observe.Until(ctx, Timeout.Controller, "the default ServiceAccount of namespace "+ns.Name, lw,
+			func(*corev1.ServiceAccount) (bool, error) { return true, nil }, nil); err != nil {
+			Unmet(factInfo[ServiceAccounts].component, factInfo[ServiceAccounts].what, err.Error())
+		}
+	}
 	ginkgo.AddReportEntry(OverheadSetup, Millis(time.Since(begin)), ginkgo.ReportEntryVisibilityNever)
 }
 
@@ -172,7 +185,7 @@ var _ = ginkgo.SynchronizedAfterSuite(func() {}, func(ctx ginkgo.SpecContext) {
 	ExpectNoError(err, "load kubeconfig")
 	client, err := kubernetes.NewForConfig(cfg)
 	ExpectNoError(err, "make a client")
-	ExpectNoError(namespace.AllGone(ctx, client, runLabel+"="+runID(), TestContext.NamespaceDeleteTimeout),
+	ExpectNoError(namespace.AllGone(ctx, client, runLabel+"="+runID(), Timeout.NamespaceDelete),
 		"the run's namespaces to be deleted")
 })
 
@@ -212,4 +225,20 @@ func ListSpecs() []claims.SpecInfo {
 		out = append(out, claims.SpecsFromLabels(sr.FullText(), sr.Labels()))
 	}
 	return out
+}
+
+// ClientCertificate issues a client certificate for user in groups through
+// the CSR API (the controller manager's signer). A signer that does not
+// issue it within its window stops the spec: what needs the identity is
+// not checkable.
+func (f *Framework) ClientCertificate(ctx context.Context, user string, groups ...string) (certPEM, keyPEM []byte) {
+	ginkgo.GinkgoHelper()
+	cert, key, err := identity.IssueClientCertificate(ctx, f.Client, user, groups)
+	if err != nil {
+		if ctx.Err() != nil {
+			ginkgo.Fail("interrupted while waiting for a client certificate")
+		}
+		Unmet("kube-controller-manager", "the CSR API issued a client certificate for "+user+" (csrsigning controller)", err.Error())
+	}
+	return cert, key
 }

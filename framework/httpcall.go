@@ -23,9 +23,18 @@ type Response struct {
 	Warnings []string
 }
 
-// Evidence renders the response for a claim: code, reason and message.
-func (r Response) Evidence() map[string]any {
-	return map[string]any{"code": r.Code, "reason": string(r.Status.Reason), "message": r.Status.Message, "warnings": r.Warnings}
+// Answer is a response as evidence: the status code and, for errors, the
+// reason and message the API server gave.
+type Answer struct {
+	Code     int      `json:"code"`
+	Reason   string   `json:"reason"`
+	Message  string   `json:"message"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Answer renders the response for a claim.
+func (r Response) Answer() Answer {
+	return Answer{Code: r.Code, Reason: string(r.Status.Reason), Message: r.Status.Message, Warnings: r.Warnings}
 }
 
 // Request sends one raw HTTP request with cfg's credentials (and nothing

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -101,19 +102,126 @@ func DescribePodEvent(e observe.Event) string {
 	return fmt.Sprintf("%s %T", e.Type, e.Object)
 }
 
-// PodStartTimeout bounds how long a spec waits for a Pod to run and be Ready
-// (our image is local, so this only absorbs a slow machine).
-const PodStartTimeout = 3 * time.Minute
+// Seen is what a bounded wait on a recorder saw: whether its condition
+// held within the window, the event that made it hold (or the last one),
+// and every event so far.
+type Seen struct {
+	OK bool
+	// Index is the event that made the condition hold (-1 if none did).
+	Index int
+	// At is when this process received that event (or the last one).
+	At     time.Time
+	Events []observe.Event
+	// Pod is the named Pod in that event (or as last seen; nil if never).
+	Pod *corev1.Pod
+}
 
-// WaitForPodEvent waits until an event satisfies match and returns its index,
-// its Pod and all events so far. It fails the spec with what it saw last.
-func WaitForPodEvent(ctx context.Context, rec *observe.Recorder, what string, match func(observe.Event, *corev1.Pod) bool) (int, *corev1.Pod, []observe.Event) {
-	events, err := rec.WaitFor(ctx, PodStartTimeout, what, func(events []observe.Event) bool {
-		return FirstPodEvent(events, match) >= 0
-	}, DescribePodEvent)
-	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	i := FirstPodEvent(events, match)
-	return i, PodOf(events[i]), events
+// AwaitPod watches the named Pod through rec until cond holds or window
+// passes. It never fails the spec: what was (not) seen is the answer, for
+// the caller to record as evidence before deciding what else can be done.
+func AwaitPod(ctx context.Context, rec *observe.Recorder, name, what string, window time.Duration, cond func(*corev1.Pod) bool) Seen {
+	ginkgo.GinkgoHelper()
+	match := func(e observe.Event) bool {
+		p := PodOf(e)
+		return p != nil && p.Name == name && cond(p)
+	}
+	events, err := rec.WaitFor(ctx, window, what, func(es []observe.Event) bool {
+		return slices.IndexFunc(es, match) >= 0
+	}, nil)
+	if err != nil && ctx.Err() != nil {
+		ginkgo.Fail(fmt.Sprintf("interrupted while waiting for %s", what))
+	}
+	s := Seen{Index: slices.IndexFunc(events, match), Events: events}
+	s.OK = s.Index >= 0
+	if s.OK {
+		s.Pod, s.At = PodOf(events[s.Index]), events[s.Index].Received
+		return s
+	}
+	for i := len(events) - 1; i >= 0; i-- {
+		if p := PodOf(events[i]); p != nil && p.Name == name {
+			s.Pod, s.At = p, events[i].Received
+			break
+		}
+	}
+	return s
+}
+
+// LastSeen describes the Pod as a wait last saw it.
+func (s Seen) LastSeen() string {
+	if s.Pod == nil {
+		return "no event about the Pod"
+	}
+	return DescribePod(s.Pod)
+}
+
+// BoundPod waits for the scheduler to bind the named Pod. If it is not
+// bound within Timeout.Bind the spec stops: what depends on it is not
+// checkable (record what the claims about the scheduler need first).
+func BoundPod(ctx context.Context, rec *observe.Recorder, name string) Seen {
+	ginkgo.GinkgoHelper()
+	s := AwaitPod(ctx, rec, name, "Pod "+name+" to be bound to a node", Timeout.Bind, func(p *corev1.Pod) bool { return p.Spec.NodeName != "" })
+	if !s.OK {
+		Unmet("kube-scheduler", "Pod "+name+" was bound to a node", fmt.Sprintf("not bound within %s; last seen: %s", Timeout.Bind, s.LastSeen()))
+	}
+	Saw("kube-scheduler", "bound a Pod to a node")
+	return s
+}
+
+// RunningPod waits until every container of the named Pod runs. A Pod whose
+// image cannot be pulled, or whose containers do not run within
+// Timeout.PodStart, stops the spec, saying which.
+func RunningPod(ctx context.Context, rec *observe.Recorder, name string) Seen {
+	ginkgo.GinkgoHelper()
+	var stuck string
+	s := AwaitPod(ctx, rec, name, "the containers of Pod "+name+" to run", Timeout.PodStart, func(p *corev1.Pod) bool {
+		if r := podstate.StuckReason(p); r != "" {
+			stuck = r
+			return true
+		}
+		return podstate.AllRunning(p.Status.ContainerStatuses, len(p.Spec.Containers))
+	})
+	switch {
+	case stuck != "":
+		Unmet("kubelet", "the containers of Pod "+name+" were started", stuck)
+	case !s.OK:
+		Unmet("kubelet", "the containers of Pod "+name+" were started", fmt.Sprintf("not running within %s; last seen: %s", Timeout.PodStart, s.LastSeen()))
+	}
+	Saw("kubelet", "started a Pod's containers")
+	return s
+}
+
+// ReadyPod waits until the named Pod is Ready. It stops the spec as
+// RunningPod does, and when a running Pod does not turn Ready within
+// Timeout.PodStart.
+func ReadyPod(ctx context.Context, rec *observe.Recorder, name string) Seen {
+	ginkgo.GinkgoHelper()
+	var stuck string
+	s := AwaitPod(ctx, rec, name, "Pod "+name+" to be Ready", Timeout.PodStart, func(p *corev1.Pod) bool {
+		if r := podstate.StuckReason(p); r != "" {
+			stuck = r
+			return true
+		}
+		return PodReady(p)
+	})
+	switch {
+	case stuck != "":
+		Unmet("kubelet", "Pod "+name+" turned Ready", stuck)
+	case !s.OK:
+		Unmet("kubelet", "Pod "+name+" turned Ready", fmt.Sprintf("not Ready within %s; last seen: %s", Timeout.PodStart, s.LastSeen()))
+	}
+	Saw("kubelet", "reported a Pod Ready")
+	return s
+}
+
+// Await waits on rec, for at most window, until pred holds for the events
+// so far. It never fails the spec: ok says whether pred held.
+func Await(ctx context.Context, rec *observe.Recorder, what string, window time.Duration, pred func([]observe.Event) bool) ([]observe.Event, bool) {
+	ginkgo.GinkgoHelper()
+	events, err := rec.WaitFor(ctx, window, what, pred, nil)
+	if err != nil && ctx.Err() != nil {
+		ginkgo.Fail(fmt.Sprintf("interrupted while waiting for %s", what))
+	}
+	return events, err == nil
 }
 
 // RecordEvents records every Event (core/v1) in the spec's namespace from

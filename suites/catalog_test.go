@@ -26,3 +26,16 @@ func TestCatalogAndSpecsAgree(t *testing.T) {
 		t.Fatal("the catalog is empty")
 	}
 }
+
+// Every evidence path a claim names is one its specs declare, with a type
+// the expected value can take: a renamed field fails here, not as a harness
+// error after a cluster run.
+func TestClaimsNameDeclaredEvidence(t *testing.T) {
+	cat, err := claims.Load(fixtures.Claims())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range claims.CheckEvidence(cat, framework.DeclaredEvidence()) {
+		t.Error(err)
+	}
+}

@@ -144,7 +144,11 @@ func newHandler(st *state, podIP string) http.Handler {
 			writeJSON(w, code, identity(r))
 		}
 	}
-	mux.HandleFunc("/healthz", probe(func(_, h, _ bool) bool { return h }))
+	// An app that has not started is not alive yet: /healthz fails until
+	// /startupz passes, so a livenessProbe that ran during startup would
+	// restart it (that is what startupProbe is for). /readyz does not wait:
+	// a readinessProbe that ran during startup would make it Ready early.
+	mux.HandleFunc("/healthz", probe(func(_, h, s bool) bool { return h && s }))
 	mux.HandleFunc("/readyz", probe(func(r, _, _ bool) bool { return r }))
 	mux.HandleFunc("/startupz", probe(func(_, _, s bool) bool { return s }))
 	// /control?ready=false&healthy=true&started=true switches the probes.
@@ -226,6 +230,9 @@ func fetch(args []string) error {
 		if err != nil {
 			res.Errors++
 			res.LastError = err.Error()
+			if errors.Is(err, errUnknownResponder) {
+				res.Unknown++
+			}
 			continue
 		}
 		res.Last = &id
@@ -246,10 +253,13 @@ func identify(client *http.Client, url string) (testapp.Identity, error) {
 	}
 	var id testapp.Identity
 	if err := json.Unmarshal(body, &id); err != nil || id.App != AppName {
-		return testapp.Identity{}, fmt.Errorf("answer from an unknown responder (HTTP %d): %.80q", resp.StatusCode, body)
+		return testapp.Identity{}, fmt.Errorf("%w (HTTP %d): %.80q", errUnknownResponder, resp.StatusCode, body)
 	}
 	return id, nil
 }
+
+// errUnknownResponder: something answered that is not the test app.
+var errUnknownResponder = errors.New("answer from an unknown responder")
 
 // responderName is the responder's Pod name, or its host name outside a Pod.
 func responderName(id testapp.Identity) string {

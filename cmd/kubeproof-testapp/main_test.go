@@ -64,9 +64,20 @@ func TestStartupProbeFailsUntilStarted(t *testing.T) {
 	if code, _ := get(t, srv, "/startupz"); code != 503 {
 		t.Fatalf("/startupz before start: HTTP %d, want 503", code)
 	}
+	// Not alive before it has started (a liveness probe that ran now would
+	// restart it), but ready is its own switch.
+	if code, _ := get(t, srv, "/healthz"); code != 503 {
+		t.Fatalf("/healthz before start: HTTP %d, want 503", code)
+	}
+	if code, _ := get(t, srv, "/readyz"); code != 200 {
+		t.Fatalf("/readyz before start: HTTP %d, want 200", code)
+	}
 	get(t, srv, "/control?started=true")
 	if code, _ := get(t, srv, "/startupz"); code != 200 {
 		t.Fatalf("/startupz after start: HTTP %d, want 200", code)
+	}
+	if code, _ := get(t, srv, "/healthz"); code != 200 {
+		t.Fatalf("/healthz after start: HTTP %d, want 200", code)
 	}
 }
 

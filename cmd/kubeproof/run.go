@@ -161,14 +161,14 @@ func specFilter(selected []claims.Claim, userFilter string) string {
 // judgeRun gives each selected claim its verdict from the run's spec report
 // and writes claims.json, claims.md and claims.html.
 func judgeRun(reportDir string, cat *claims.Catalog, selected []claims.Claim, info *cluster.Info) (report.Report, error) {
-	specs := map[string]claims.SpecResult{}
+	run := claims.Run{Specs: map[string]claims.SpecResult{}}
 	path := filepath.Join(reportDir, specsReportName)
 	if _, err := os.Stat(path); err == nil {
-		if specs, err = claims.LoadGinkgoReport(path); err != nil {
+		if run, err = claims.LoadGinkgoReport(path); err != nil {
 			return report.Report{}, err
 		}
 	}
-	rep := report.New(cat.Documents, claims.Judge(selected, specs, info), specs, info)
+	rep := report.New(cat.Documents, claims.Judge(selected, run.Specs, info), run, info)
 	if err := report.Write(reportDir, rep); err != nil {
 		return report.Report{}, err
 	}

@@ -127,11 +127,11 @@ func waitDefaultServiceAccount(ctx context.Context, client kubernetes.Interface,
 // runner and returns, over the specs that ran, the harness's setup and
 // teardown time and each spec's whole run time (milliseconds).
 func SpecOverhead(path, setupEntry, teardownEntry string) (setup, teardown, runTime []float64, err error) {
-	specs, err := claims.LoadGinkgoReport(path)
+	run, err := claims.LoadGinkgoReport(path)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	for _, s := range specs {
+	for _, s := range run.Specs {
 		if s.State != "passed" && s.State != "failed" {
 			continue
 		}

@@ -83,6 +83,10 @@ type Claim struct {
 	// NotTestable, if set, is why no cluster can test the sentence
 	// (history, opinion, advice).
 	NotTestable string `json:"notTestable,omitempty"`
+	// Note says how the sentence is read where that is not obvious: the
+	// mechanism behind an effect the claim confirms, or why a refutation
+	// stands (what the cluster does instead, and where Kubernetes says so).
+	Note string `json:"note,omitempty"`
 }
 
 // Alternative is a condition under which a claim holds.

@@ -216,10 +216,11 @@ func TestLoadGinkgoReport(t *testing.T) {
 	if err := os.WriteFile(path, []byte(report), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	specs, err := LoadGinkgoReport(path)
+	run, err := LoadGinkgoReport(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	specs := run.Specs
 	s, ok := specs["spec-a"]
 	if !ok || s.State != "passed" {
 		t.Fatalf("specs = %+v", specs)

@@ -41,7 +41,25 @@ const (
 	SpecLabelPrefix  = "spec:"
 	// EvidencePrefix names the report entries that carry evidence.
 	EvidencePrefix = "evidence:"
+	// UnobservablePrefix names the report entries that say why a spec
+	// could not observe a piece of evidence on this cluster.
+	UnobservablePrefix = "unobservable:"
+	// ComponentEntry names the report entries that say what a component
+	// was seen doing, or not doing within a window (ComponentNote).
+	ComponentEntry = "kubeproof.component"
+	// PreconditionPrefix starts the failure message of a spec that stopped
+	// because something its claims depend on did not happen: the claims it
+	// had not decided yet are not checkable, naming that precondition.
+	PreconditionPrefix = "precondition not met: "
 )
+
+// ComponentNote is what a spec saw a cluster component do (Saw), or not
+// do within its observation window.
+type ComponentNote struct {
+	Component string `json:"component"`
+	Saw       bool   `json:"saw"`
+	What      string `json:"what"`
+}
 
 // SpecResult is what one spec did in a run.
 type SpecResult struct {
@@ -52,9 +70,20 @@ type SpecResult struct {
 	Seconds float64 `json:"seconds"`
 	// Evidence maps evidence names to the values the spec recorded.
 	Evidence map[string]any `json:"evidence,omitempty"`
+	// Unobservable says, by evidence name, why the spec could not observe
+	// it on this cluster.
+	Unobservable map[string]string `json:"unobservable,omitempty"`
+	// Components are what the spec saw components do (or not do).
+	Components []ComponentNote `json:"components,omitempty"`
 	// Entries are the spec's other report entries (the harness's own
 	// timings), by name; not part of the claims report.
 	Entries map[string]any `json:"-"`
+}
+
+// Precondition returns what the spec found missing when it stopped on an
+// unmet precondition.
+func (s SpecResult) Precondition() (string, bool) {
+	return strings.CutPrefix(s.Message, PreconditionPrefix)
 }
 
 func (s SpecResult) skipped() bool { return s.State == types.SpecStateSkipped.String() }
@@ -109,20 +138,32 @@ type SpecRef struct {
 	Seconds float64 `json:"seconds"`
 }
 
-// LoadGinkgoReport reads a Ginkgo JSON report and returns the result of every
-// spec that carries a spec:<id> label, by ID.
-func LoadGinkgoReport(path string) (map[string]SpecResult, error) {
+// Run is what a run of the specs left: each claim spec's result, and what
+// the suite's own checks before the specs (the canary) saw components do.
+type Run struct {
+	Specs map[string]SpecResult
+	// Suite are the component notes recorded before any spec ran.
+	Suite []ComponentNote
+}
+
+// LoadGinkgoReport reads a Ginkgo JSON report: the result of every spec that
+// carries a spec:<id> label, by ID, and the suite's component notes.
+func LoadGinkgoReport(path string) (Run, error) {
+	run := Run{Specs: map[string]SpecResult{}}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read spec report: %w", err)
+		return run, fmt.Errorf("read spec report: %w", err)
 	}
 	var reports []types.Report
 	if err := json.Unmarshal(data, &reports); err != nil {
-		return nil, fmt.Errorf("parse spec report %s: %w", path, err)
+		return run, fmt.Errorf("parse spec report %s: %w", path, err)
 	}
-	out := map[string]SpecResult{}
 	for _, r := range reports {
 		for _, sr := range r.SpecReports {
+			if sr.LeafNodeType == types.NodeTypeSynchronizedBeforeSuite || sr.LeafNodeType == types.NodeTypeBeforeSuite {
+				run.Suite = append(run.Suite, readEntries(sr, nil).Components...)
+				continue
+			}
 			if sr.LeafNodeType != types.NodeTypeIt {
 				continue
 			}
@@ -137,28 +178,52 @@ func LoadGinkgoReport(path string) (map[string]SpecResult, error) {
 			if id == "" || (sr.State == types.SpecStateSkipped && sr.Failure.Message == "") {
 				continue
 			}
-			res := SpecResult{ID: id, Name: sr.FullText(), State: sr.State.String(), Seconds: sr.RunTime.Seconds(), Evidence: map[string]any{}}
+			res := SpecResult{ID: id, Name: sr.FullText(), State: sr.State.String(), Seconds: sr.RunTime.Seconds()}
 			if sr.State != types.SpecStatePassed {
 				res.Message = firstLine(sr.Failure.Message)
 			}
-			for _, e := range sr.ReportEntries {
-				var v any
-				if err := json.Unmarshal([]byte(e.Value.AsJSON), &v); err != nil {
-					v = e.Value.Representation
-				}
-				if name, ok := strings.CutPrefix(e.Name, EvidencePrefix); ok {
-					res.Evidence[name] = v
-				} else {
-					if res.Entries == nil {
-						res.Entries = map[string]any{}
-					}
-					res.Entries[e.Name] = v
-				}
-			}
-			out[id] = res
+			run.Specs[id] = readEntries(sr, &res)
 		}
 	}
-	return out, nil
+	return run, nil
+}
+
+// readEntries sorts a spec's report entries into evidence, component notes
+// and the harness's own entries.
+func readEntries(sr types.SpecReport, res *SpecResult) SpecResult {
+	if res == nil {
+		res = &SpecResult{}
+	}
+	res.Evidence = map[string]any{}
+	for _, e := range sr.ReportEntries {
+		if e.Name == ComponentEntry {
+			var n ComponentNote
+			if json.Unmarshal([]byte(e.Value.AsJSON), &n) == nil {
+				res.Components = append(res.Components, n)
+			}
+			continue
+		}
+		var v any
+		if err := json.Unmarshal([]byte(e.Value.AsJSON), &v); err != nil {
+			v = e.Value.Representation
+		}
+		if name, ok := strings.CutPrefix(e.Name, EvidencePrefix); ok {
+			res.Evidence[name] = v
+			continue
+		}
+		if name, ok := strings.CutPrefix(e.Name, UnobservablePrefix); ok {
+			if res.Unobservable == nil {
+				res.Unobservable = map[string]string{}
+			}
+			res.Unobservable[name], _ = v.(string)
+			continue
+		}
+		if res.Entries == nil {
+			res.Entries = map[string]any{}
+		}
+		res.Entries[e.Name] = v
+	}
+	return *res
 }
 
 // Judge gives every claim its verdict from the specs' results on the cluster
@@ -203,26 +268,36 @@ func judge(c Claim, specs map[string]SpecResult, info *cluster.Info) Result {
 		return r
 	}
 
-	obs, missing := observe(c.Expect, ran)
-	r.Observations = append(obs, context(c.Context, ran)...)
-	if missing != "" {
-		if absent := notRan(c.Specs, specs); len(absent) > 0 {
-			r.Verdict, r.Reason = NotRun, fmt.Sprintf("evidence %s comes from spec %s, which did not run in this run", missing, strings.Join(absent, ", "))
+	obs, missing := evaluate(c.Expect, ran)
+	r.Observations = append(obs, explain(c.Context, ran)...)
+	if len(failing(obs)) == 0 {
+		if missing != "" {
+			r.Verdict, r.Reason = missingVerdict(c, missing, ran, specs)
 			return r
 		}
-		r.Verdict, r.Reason = missingEvidence(missing, ran)
-		return r
-	}
-	if allHold(obs) {
 		r.Verdict, r.Reason = Confirmed, "observed "+joinObs(obs, true)
 		return r
 	}
+	// What was observed contradicts the claim (even if a spec stopped
+	// before it observed the rest). Does it hold under a condition?
 	for _, alt := range c.Conditional {
-		altObs, altMissing := observe(alt.Expect, ran)
-		if altMissing == "" && allHold(altObs) {
+		altObs, altMissing := evaluate(alt.Expect, ran)
+		switch {
+		case altMissing == "" && allHold(altObs):
 			r.Verdict, r.Condition = Conditional, alt.Condition
 			r.Reason = fmt.Sprintf("holds only %s: %s; in general %s", alt.Condition, joinObs(altObs, true), joinObs(obs, false))
 			r.Observations = append(r.Observations, altObs...)
+			return r
+		case altMissing != "" && len(failing(altObs)) == 0:
+			// The condition could be the answer, but it was not observed:
+			// the claim cannot be called refuted.
+			v, why := missingVerdict(c, altMissing, ran, specs)
+			if v == Error {
+				r.Verdict, r.Reason = Error, why
+				return r
+			}
+			r.Verdict = NotCheckable
+			r.Reason = fmt.Sprintf("in general %s; whether it holds %s was not observed: %s", joinObs(obs, false), alt.Condition, why)
 			return r
 		}
 	}
@@ -230,9 +305,29 @@ func judge(c Claim, specs map[string]SpecResult, info *cluster.Info) Result {
 	return r
 }
 
-// observe evaluates expectations against the specs' evidence. missing names
+// missingVerdict explains evidence no spec recorded: its spec did not run
+// in this run, skipped, stopped on an unmet precondition, or failed.
+func missingVerdict(c Claim, missing string, ran []SpecResult, specs map[string]SpecResult) (Verdict, string) {
+	if absent := notRan(c.Specs, specs); len(absent) > 0 {
+		return NotRun, fmt.Sprintf("evidence %s comes from spec %s, which did not run in this run", missing, strings.Join(absent, ", "))
+	}
+	return missingEvidence(missing, ran)
+}
+
+// failing returns the observations that were made and contradict the claim.
+func failing(obs []Observation) []Observation {
+	var out []Observation
+	for _, o := range obs {
+		if o.Found && !o.Holds {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// evaluate holds expectations against the specs' evidence. missing names
 // the first evidence no spec recorded.
-func observe(exps []Expectation, specs []SpecResult) ([]Observation, string) {
+func evaluate(exps []Expectation, specs []SpecResult) ([]Observation, string) {
 	var obs []Observation
 	missing := ""
 	for _, e := range exps {
@@ -265,8 +360,8 @@ func notRan(ids []string, specs map[string]SpecResult) []string {
 	return out
 }
 
-// context reads the evidence a claim shows for explanation only.
-func context(paths []string, specs []SpecResult) []Observation {
+// explain reads the evidence a claim shows for explanation only.
+func explain(paths []string, specs []SpecResult) []Observation {
 	var obs []Observation
 	for _, p := range paths {
 		o := Observation{Evidence: p, Context: true, Want: "(context)", Holds: true}
@@ -284,16 +379,28 @@ func context(paths []string, specs []SpecResult) []Observation {
 }
 
 // missingEvidence explains evidence no spec recorded: a spec that skipped
-// (the cluster cannot do what it needs), failed, or a harness bug.
+// (the cluster cannot do what it needs), failed (a harness bug), stopped
+// because something the claim depends on did not happen, or a harness bug.
 func missingEvidence(evidence string, specs []SpecResult) (Verdict, string) {
+	name, _, _ := strings.Cut(evidence, ".")
+	for _, s := range specs {
+		if why, ok := s.Unobservable[name]; ok {
+			return NotCheckable, fmt.Sprintf("not checkable here: spec %s could not observe %s: %s", s.ID, name, why)
+		}
+	}
 	for _, s := range specs {
 		if s.skipped() {
 			return NotCheckable, fmt.Sprintf("spec %s, which observes %s, skipped: %s", s.ID, evidence, s.Message)
 		}
 	}
 	for _, s := range specs {
-		if s.failed() {
+		if _, unmet := s.Precondition(); s.failed() && !unmet {
 			return Error, fmt.Sprintf("spec %s %s before it observed %s: %s", s.ID, s.State, evidence, s.Message)
+		}
+	}
+	for _, s := range specs {
+		if what, unmet := s.Precondition(); s.failed() && unmet {
+			return NotCheckable, fmt.Sprintf("not checkable here, because %s (spec %s stopped before it observed %s)", what, s.ID, evidence)
 		}
 	}
 	return Error, fmt.Sprintf("no spec recorded the evidence %s (a harness bug)", evidence)

@@ -3,7 +3,11 @@
 // (trace, bench) and specs share it.
 package podstate
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 // Condition returns the condition of type t among conds, or nil.
 func Condition(conds []corev1.PodCondition, t corev1.PodConditionType) *corev1.PodCondition {
@@ -38,4 +42,26 @@ func AllRunning(statuses []corev1.ContainerStatus, want int) bool {
 		}
 	}
 	return true
+}
+
+// stuckReasons are container waiting reasons the kubelet does not get out
+// of by itself: the image cannot be had, or the container cannot be made.
+var stuckReasons = map[string]bool{
+	"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "ErrImageNeverPull": true,
+	"CreateContainerConfigError": true, "CreateContainerError": true, "CrashLoopBackOff": true, "RunContainerError": true,
+}
+
+// StuckReason says why a Pod will not start without outside help (its
+// image cannot be pulled, a container cannot be created or keeps failing,
+// the kubelet rejected the Pod), or "" while it may still start.
+func StuckReason(p *corev1.Pod) string {
+	if p.Status.Phase == corev1.PodFailed {
+		return fmt.Sprintf("the Pod failed: %s %s", p.Status.Reason, p.Status.Message)
+	}
+	for _, cs := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+		if w := cs.State.Waiting; w != nil && stuckReasons[w.Reason] {
+			return fmt.Sprintf("container %s is waiting: %s: %s", cs.Name, w.Reason, w.Message)
+		}
+	}
+	return ""
 }

@@ -123,6 +123,12 @@ ul.obs{margin:4px 0 0 0;padding-left:18px;font-family:monospace;font-size:12px}.
 <h1>kubeproof: documented claims checked against a real cluster</h1>
 <p>Cluster: provider <b>{{.Cluster.Provider}}</b>, name <code>{{.Cluster.Name}}</code>, Kubernetes <b>{{.Cluster.KubernetesVersion}}</b>, {{.Cluster.Nodes}} node(s). Generated {{.GeneratedAt.Format "2006-01-02 15:04:05 MST"}}.</p>
 {{.Bar}}
+{{if .Components}}<h2>What the run saw each component do</h2>
+<table><tr><th>component</th><th>seen</th><th>not seen within its window</th><th>refuted claims about it</th></tr>
+{{range .Components}}<tr><td>{{if .Broken}}<b style="color:#c62828">{{.Name}}</b>{{else}}{{.Name}}{{end}}</td>
+<td><ul class="obs">{{range .Seen}}<li>{{.}}</li>{{end}}</ul></td><td><ul class="obs">{{range .NotSeen}}<li>{{.}}</li>{{end}}</ul></td>
+<td>{{range .Refuted}}<code>{{.}}</code> {{end}}</td></tr>{{end}}
+</table>{{end}}
 {{if .Timing}}<h2>Timing claims: measured against the documents' numbers</h2>{{.Timing}}{{end}}
 {{range .Documents}}
 <h2>{{.File}} — {{.Title}}</h2>
@@ -130,7 +136,7 @@ ul.obs{margin:4px 0 0 0;padding-left:18px;font-family:monospace;font-size:12px}.
 {{range .Claims}}<tr>
 <td><code>{{.Claim.ID}}</code></td>
 <td><div class="quote">{{.Claim.Quote}}</div><div class="statement">{{.Claim.Statement}}</div><div class="meta">{{.Claim.Section}} · {{.Claim.Component}} · {{.Claim.Kind}}</div></td>
-<td class="verdict" style="background:{{color .Verdict}}">{{.Verdict}}{{if .Condition}}<br><small>{{.Condition}}</small>{{end}}</td>
+<td class="verdict" style="background:{{color .Verdict}}">{{.Verdict}}{{if .Condition}}<br><small>{{.Condition}}</small>{{end}}{{if .Claim.Note}}<br><small class="note">{{.Claim.Note}}</small>{{end}}</td>
 <td>{{evidence .}}{{if .Observations}}<ul class="obs">{{range .Observations}}<li>{{.String}}</li>{{end}}</ul>{{end}}</td>
 </tr>{{end}}
 </table>

@@ -31,6 +31,17 @@ func Markdown(w io.Writer, r Report) error {
 			fmt.Fprintf(b, "| %s | %d |\n", verdictMark[v], n)
 		}
 	}
+	if len(r.Components) > 0 {
+		b.WriteString("\n## What the run saw each component do\n\n")
+		b.WriteString("| component | seen | not seen within its window | refuted claims about it |\n| --- | --- | --- | --- |\n")
+		for _, c := range r.Components {
+			name := c.Name
+			if c.Broken() {
+				name = "**" + name + "** ❗"
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", name, cell(strings.Join(c.Seen, "\n")), cell(strings.Join(c.NotSeen, "\n")), strings.Join(c.Refuted, ", "))
+		}
+	}
 	for _, d := range r.Documents {
 		fmt.Fprintf(b, "\n## %s — %s\n\n", d.File, cell(d.Title))
 		b.WriteString("| claim | sentence | verdict | evidence |\n| --- | --- | --- | --- |\n")
@@ -40,6 +51,9 @@ func Markdown(w io.Writer, r Report) error {
 			verdict := verdictMark[res.Verdict]
 			if res.Condition != "" {
 				verdict += "<br>" + cell(res.Condition)
+			}
+			if c.Note != "" {
+				verdict += "<br><sub>" + cell(c.Note) + "</sub>"
 			}
 			fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", c.ID, sentence, verdict, cell(evidenceText(res)))
 		}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kubeproof/kubeproof/framework/claims"
@@ -27,7 +28,11 @@ type Report struct {
 	GeneratedAt   time.Time        `json:"generatedAt"`
 	Cluster       Cluster          `json:"cluster"`
 	Summary       map[string]int   `json:"summary"`
-	Documents     []DocumentResult `json:"documents"`
+	// Components say what the run saw each part of the cluster do, what it
+	// did not see within its window, and which claims about it were
+	// refuted: on a broken cluster, where the fault is.
+	Components []Component       `json:"components,omitempty"`
+	Documents  []DocumentResult `json:"documents"`
 	// Specs are the specs that ran, with all the evidence they recorded.
 	Specs []claims.SpecResult `json:"specs"`
 }
@@ -49,12 +54,28 @@ type DocumentResult struct {
 	Claims  []claims.Result `json:"claims"`
 }
 
-// New assembles the report of results on the cluster info describes.
-func New(docs []claims.Document, results []claims.Result, specs map[string]claims.SpecResult, info *cluster.Info) Report {
+// Component is one part of the cluster as the run saw it.
+type Component struct {
+	Name string `json:"name"`
+	// Seen is what it was seen doing (each with how often).
+	Seen []string `json:"seen,omitempty"`
+	// NotSeen is what it was expected to do and was not seen doing within
+	// the observation window.
+	NotSeen []string `json:"notSeen,omitempty"`
+	// Refuted are the IDs of refuted claims about it.
+	Refuted []string `json:"refuted,omitempty"`
+}
+
+// Broken reports whether the run saw the component fail at something.
+func (c Component) Broken() bool { return len(c.NotSeen) > 0 }
+
+// New assembles the report of a run's results on the cluster info describes.
+func New(docs []claims.Document, results []claims.Result, run claims.Run, info *cluster.Info) Report {
 	r := Report{SchemaVersion: SchemaVersion, GeneratedAt: time.Now().UTC(), Summary: counts(results)}
-	for _, id := range slices.Sorted(maps.Keys(specs)) {
-		r.Specs = append(r.Specs, specs[id])
+	for _, id := range slices.Sorted(maps.Keys(run.Specs)) {
+		r.Specs = append(r.Specs, run.Specs[id])
 	}
+	r.Components = components(run, r.Specs, results)
 	if info != nil {
 		r.Cluster = Cluster{Provider: info.Provider, Name: info.Name, KubernetesVersion: info.KubernetesVersion,
 			Nodes: len(info.Nodes), Capabilities: info.Capabilities}
@@ -73,6 +94,83 @@ func New(docs []claims.Document, results []claims.Result, specs map[string]claim
 		r.Documents = append(r.Documents, dr)
 	}
 	return r
+}
+
+// components gathers the notes of the suite and the specs by component,
+// and the refuted claims about each; components the run saw fail come
+// first.
+func components(run claims.Run, specs []claims.SpecResult, results []claims.Result) []Component {
+	type tally struct {
+		order []string
+		n     map[string]int
+	}
+	add := func(t *tally, what string) {
+		if t.n == nil {
+			t.n = map[string]int{}
+		}
+		if t.n[what] == 0 {
+			t.order = append(t.order, what)
+		}
+		t.n[what]++
+	}
+	seen, notSeen := map[string]*tally{}, map[string]*tally{}
+	get := func(m map[string]*tally, name string) *tally {
+		if m[name] == nil {
+			m[name] = &tally{}
+		}
+		return m[name]
+	}
+	notes := append([]claims.ComponentNote(nil), run.Suite...)
+	for _, s := range specs {
+		notes = append(notes, s.Components...)
+	}
+	names := map[string]bool{}
+	for _, n := range notes {
+		names[n.Component] = true
+		if n.Saw {
+			add(get(seen, n.Component), n.What)
+		} else {
+			add(get(notSeen, n.Component), n.What)
+		}
+	}
+	refuted := map[string][]string{}
+	for _, res := range results {
+		if res.Verdict == claims.Refuted {
+			names[res.Claim.Component] = true
+			refuted[res.Claim.Component] = append(refuted[res.Claim.Component], res.Claim.ID)
+		}
+	}
+	render := func(t *tally) []string {
+		if t == nil {
+			return nil
+		}
+		var out []string
+		for _, w := range t.order {
+			if t.n[w] > 1 {
+				out = append(out, fmt.Sprintf("%s (×%d)", w, t.n[w]))
+			} else {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	var out []Component
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		out = append(out, Component{Name: name, Seen: render(seen[name]), NotSeen: render(notSeen[name]), Refuted: refuted[name]})
+	}
+	slices.SortStableFunc(out, func(a, b Component) int {
+		rank := func(c Component) int {
+			switch {
+			case c.Broken():
+				return 0
+			case len(c.Refuted) > 0:
+				return 1
+			}
+			return 2
+		}
+		return rank(a) - rank(b)
+	})
+	return out
 }
 
 func counts(rs []claims.Result) map[string]int {
@@ -117,6 +215,11 @@ func Terminal(w io.Writer, r Report) {
 	for _, v := range claims.Verdicts {
 		if n := r.Summary[string(v)]; n > 0 {
 			fmt.Fprintf(w, "  %-14s %d\n", v, n)
+		}
+	}
+	for _, c := range r.Components {
+		if c.Broken() {
+			fmt.Fprintf(w, "  %-14s not seen: %s\n", c.Name, strings.Join(c.NotSeen, "; "))
 		}
 	}
 	for _, d := range r.Documents {

@@ -23,8 +23,12 @@ func sample() Report {
 		{Claim: claims.Claim{ID: "X-OPINION", Document: "d.txt", Section: "s", Quote: "q", Statement: "st", Component: "none", Kind: claims.Behaviour, NotTestable: "opinion"},
 			Verdict: claims.NotTestable, Reason: "opinion"},
 	}
-	specs := map[string]claims.SpecResult{"s-1": {ID: "s-1", State: "passed", Evidence: map[string]any{"t": map[string]any{"ms": 3.6}}}}
-	return New([]claims.Document{{File: "d.txt", Title: "Doc"}}, results, specs, &cluster.Info{Provider: "local", Name: "kp", KubernetesVersion: "v1.36.3", Nodes: []string{"n"}})
+	run := claims.Run{
+		Specs: map[string]claims.SpecResult{"s-1": {ID: "s-1", State: "passed", Evidence: map[string]any{"t": map[string]any{"ms": 3.6}},
+			Components: []claims.ComponentNote{{Component: "kube-scheduler", Saw: true, What: "bound a Pod"}, {Component: "kube-scheduler", Saw: true, What: "bound a Pod"}}}},
+		Suite: []claims.ComponentNote{{Component: "kube-proxy", Saw: false, What: "Service traffic reached a Pod"}},
+	}
+	return New([]claims.Document{{File: "d.txt", Title: "Doc"}}, results, run, &cluster.Info{Provider: "local", Name: "kp", KubernetesVersion: "v1.36.3", Nodes: []string{"n"}})
 }
 
 func TestWriteAllFormats(t *testing.T) {
@@ -68,5 +72,28 @@ func TestTerminalListsOnlyWhatNeedsReading(t *testing.T) {
 	out := b.String()
 	if !strings.Contains(out, "X-TIME") || strings.Contains(out, "X-OPINION") {
 		t.Fatalf("terminal summary:\n%s", out)
+	}
+}
+
+// The report opens with what each component was seen doing, the broken
+// ones first, with the refuted claims about them.
+func TestComponentsFirstTheBrokenOnes(t *testing.T) {
+	r := sample()
+	if len(r.Components) != 2 {
+		t.Fatalf("components: %+v", r.Components)
+	}
+	proxy, sched := r.Components[0], r.Components[1]
+	if proxy.Name != "kube-proxy" || !proxy.Broken() || proxy.NotSeen[0] != "Service traffic reached a Pod" {
+		t.Errorf("first component: %+v", proxy)
+	}
+	if sched.Name != "kube-scheduler" || sched.Broken() || sched.Seen[0] != "bound a Pod (×2)" || sched.Refuted[0] != "X-TIME" {
+		t.Errorf("second component: %+v", sched)
+	}
+	var md bytes.Buffer
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "| **kube-proxy** ❗ |") {
+		t.Errorf("claims.md does not mark the broken component:\n%s", md.String())
 	}
 }

@@ -3,7 +3,10 @@
 // read its output share it, so the two cannot drift apart.
 package testapp
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Identity is the server's answer to GET /.
 type Identity struct {
@@ -29,8 +32,33 @@ type FetchResult struct {
 	URL       string         `json:"url"`
 	Requests  int            `json:"requests"`
 	Responses map[string]int `json:"responses"`
-	Errors    int            `json:"errors"`
-	LastError string         `json:"lastError,omitempty"`
+	// Errors are requests that got no answer from a test app: no
+	// connection, a timeout, or an unknown responder.
+	Errors int `json:"errors"`
+	// Unknown are the answers from something that is not a test app.
+	Unknown   int    `json:"unknown"`
+	LastError string `json:"lastError,omitempty"`
 	// Last is the last identity received.
 	Last *Identity `json:"last,omitempty"`
+}
+
+// HasAddr reports whether addrs (CIDR notation, as Interfaces lists them)
+// hold ip.
+func HasAddr(addrs []string, ip string) bool {
+	for _, a := range addrs {
+		if ip != "" && strings.HasPrefix(a, ip+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// HasAddr reports whether any of the server's interfaces holds ip.
+func (i *Identity) HasAddr(ip string) bool {
+	for _, addrs := range i.Interfaces {
+		if HasAddr(addrs, ip) {
+			return true
+		}
+	}
+	return false
 }

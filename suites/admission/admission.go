@@ -5,8 +5,10 @@
 //
 // Each spec runs its own webhook server in its own namespace, and its
 // configurations only see that namespace, so specs never meet each other's
-// webhooks. A configuration counts as installed only once a marker request
-// shows its effect.
+// webhooks. A configuration takes effect asynchronously: each spec waits,
+// within Timeout.Admission, for a marker request (a dry run) to show its
+// effect, and then records what the real request did whether or not the
+// marker showed it - a chain that never applies a webhook is a finding.
 package admission
 
 import (
@@ -31,17 +33,49 @@ import (
 	"github.com/kubeproof/kubeproof/webhooks/install"
 )
 
-// installTimeout bounds the wait for a webhook server or configuration.
-const installTimeout = 2 * time.Minute
-
-// deploy runs the webhook server in the spec's namespace; configurations
-// named in cleanup are removed when the spec ends.
+// deploy runs the webhook server in the spec's namespace, then checks that
+// the API server reaches it through its Service: a webhook configuration
+// whose server cannot be reached says nothing about the admission chain.
 func deploy(ctx context.Context, f *framework.Framework) *install.Server {
 	ginkgo.GinkgoHelper()
+	f.Needs(framework.Endpoints, framework.PodsCreated)
 	ginkgo.By("deploying kubeproof's webhook server in the spec's namespace")
-	srv, err := install.Deploy(ctx, f.Client, f.Namespace, install.Images{Webhook: images.Webhook.Ref, TestApp: images.TestApp.Ref}, installTimeout)
-	framework.ExpectNoError(err, "deploy the webhook server")
+	srv, err := install.Deploy(ctx, f.Client, f.Namespace, install.Images{Webhook: images.Webhook.Ref, TestApp: images.TestApp.Ref}, framework.Timeout.PodStart)
+	if err != nil {
+		framework.Unmet("kubeproof webhook server", "kubeproof's webhook server became a ready endpoint of its Service", err.Error())
+	}
+	reachable(ctx, f, srv)
 	return srv
+}
+
+// reachable installs a validating webhook that allows everything and
+// records its calls, and waits until a marker reaches it. A call that fails
+// to connect stops the spec: the API server reaches webhooks through their
+// Service's ClusterIP, which kube-proxy routes. A marker that is admitted
+// without a call leaves the question to the spec (the chain may not call
+// validating webhooks at all).
+func reachable(ctx context.Context, f *framework.Framework, srv *install.Server) {
+	ginkgo.GinkgoHelper()
+	framework.ExpectNoError(srv.Validating(ctx, "reach", install.Webhook{Name: "reach.kubeproof.io", Path: reachPath}), "install the reachability check")
+	ginkgo.DeferCleanup(func(ctx context.Context) { _ = srv.Uninstall(ctx, "reach") })
+	failure := ""
+	called := effective(ctx, "the reachability check", func(ctx context.Context) (bool, string) {
+		m := marker(true)
+		r := create(ctx, f, m, true)
+		if r.Code >= 400 && strings.Contains(r.Status.Message, "failed calling webhook") {
+			failure = r.Status.Message
+			return false, failure
+		}
+		failure = ""
+		return sawAll(ctx, srv, m.Name, reachPath)
+	})
+	if !called && failure != "" {
+		framework.Unmet("kube-proxy", "the API server reached kubeproof's webhook server through its Service", failure)
+	}
+	framework.ExpectNoError(srv.Uninstall(ctx, "reach"), "remove the reachability check")
+	if called {
+		framework.Saw("kube-apiserver", "called an admission webhook through its Service")
+	}
 }
 
 // uninstallAtEnd removes configurations when the spec ends.
@@ -76,18 +110,25 @@ func create(ctx context.Context, f *framework.Framework, p any, dryRun bool) fra
 	return r
 }
 
-// effective waits until a marker request (a dry run, which admission sees
-// but nothing stores) shows that the configurations took effect: the API
-// server loads configurations asynchronously.
-func effective(ctx context.Context, what string, try func(ctx context.Context) (bool, string)) {
+// effective waits, within Timeout.Admission, until a marker request shows
+// that configurations took effect (the API server loads them
+// asynchronously), and says whether one did. It never fails the spec: a
+// configuration that never takes effect is what the spec then records.
+func effective(ctx context.Context, what string, try func(ctx context.Context) (bool, string)) bool {
 	ginkgo.GinkgoHelper()
 	last := ""
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, installTimeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, framework.Timeout.Admission, true, func(ctx context.Context) (bool, error) {
 		ok, seen := try(ctx)
 		last = seen
 		return ok, nil
 	})
-	framework.ExpectNoError(err, "wait for %s to take effect (last seen: %s)", what, last)
+	if err != nil && ctx.Err() != nil {
+		ginkgo.Fail("interrupted while waiting for " + what + " to take effect")
+	}
+	if err != nil {
+		ginkgo.By(fmt.Sprintf("%s did not take effect within %s (last seen: %s); recording what the request does", what, framework.Timeout.Admission, last))
+	}
+	return err == nil
 }
 
 // marker is a dry-run Pod with a unique name, for effective.

@@ -15,11 +15,51 @@ import (
 	"github.com/kubeproof/kubeproof/webhooks/install"
 )
 
+// kubectl apply of one Pod.
+type kubectlApply struct {
+	ExitCode int    `json:"exitCode"`
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+	Stored   bool   `json:"stored"`
+}
+
+type kubectlEvidence struct {
+	NoLimits   kubectlApply `json:"no-limits"`
+	WithLimits kubectlApply `json:"with-limits"`
+}
+
+// The denial's status, from a webhook that sets code 403 and one that sets
+// none.
+type denialEvidence struct {
+	Code403    int    `json:"code403"`
+	CodeNone   int    `json:"codeNone"`
+	Reason403  string `json:"reason403"`
+	ReasonNone string `json:"reasonNone"`
+	Message    string `json:"message"`
+	// DeniedByWebhook: both answers carry the webhook's own message.
+	DeniedByWebhook bool `json:"deniedByWebhook"`
+}
+
+// The same rule as a ValidatingAdmissionPolicy.
+type vapEvidence struct {
+	Code               int    `json:"code"`
+	Reason             string `json:"reason"`
+	Message            string `json:"message"`
+	DeniedByPolicy     bool   `json:"deniedByPolicy"`
+	AdmittedWithLimits int    `json:"admittedWithLimits"`
+}
+
+var (
+	kubectlSeen = framework.DeclareEvidence[kubectlEvidence]("kubectl", specPolicy)
+	denial      = framework.DeclareEvidence[denialEvidence]("denial", specPolicy)
+	vap         = framework.DeclareEvidence[vapEvidence]("vap", specVAP)
+)
+
 var _ = ginkgo.Describe("Admission policy: containers must have resource limits", func() {
 	f := framework.New("policy")
 
 	ginkgo.It("a validating webhook rejects a Pod without limits through kubectl, with its message, and admits one with limits",
-		framework.Checks("admission-policy", "004-DENY-403-LIMITS"),
+		framework.Checks(specPolicy, "004-DENY-403-LIMITS"),
 		func(ctx ginkgo.SpecContext) {
 			srv := deploy(ctx, f)
 			uninstallAtEnd(srv, "policy", "policy-nocode")
@@ -30,16 +70,16 @@ var _ = ginkgo.Describe("Admission policy: containers must have resource limits"
 			})
 
 			ginkgo.By("kubectl apply: a Pod without limits, then one with limits")
-			kubectl := map[string]any{}
-			for name, limits := range map[string]bool{"no-limits": false, "with-limits": true} {
+			apply := func(name string, limits bool) kubectlApply {
+				ginkgo.GinkgoHelper()
 				body, err := yaml.Marshal(pod(name, limits))
 				framework.ExpectNoError(err, "encode the Pod")
 				res, err := f.Kubectl.Run(ctx, bytes.NewReader(body), "apply", "-f", "-", "--namespace", f.Namespace)
 				framework.ExpectNoError(err, "run kubectl apply")
-				kubectl[name] = map[string]any{"exitCode": res.ExitCode, "stdout": strings.TrimSpace(res.Stdout),
-					"stderr": f.Generalize(strings.TrimSpace(res.Stderr), nil), "stored": exists(ctx, f, name)}
+				return kubectlApply{ExitCode: res.ExitCode, Stdout: strings.TrimSpace(res.Stdout),
+					Stderr: f.Generalize(strings.TrimSpace(res.Stderr), nil), Stored: exists(ctx, f, name)}
 			}
-			framework.Evidence("kubectl", kubectl)
+			kubectlSeen.Record(kubectlEvidence{NoLimits: apply("no-limits", false), WithLimits: apply("with-limits", true)})
 
 			ginkgo.By("the denial's status code, when the webhook sets 403 and when it sets none")
 			with403 := create(ctx, f, pod("raw-403", false), false)
@@ -50,15 +90,17 @@ var _ = ginkgo.Describe("Admission policy: containers must have resource limits"
 				return strings.Contains(r.Status.Message, "limits-nocode.kubeproof.io"), r.Status.Message
 			})
 			without := create(ctx, f, pod("raw-nocode", false), false)
-			framework.Evidence("denial", map[string]any{
-				"code403": with403.Code, "codeNone": without.Code, "reason403": string(with403.Status.Reason),
-				"reasonNone": string(without.Status.Reason), "message": with403.Status.Message,
+			denial.Record(denialEvidence{
+				Code403: with403.Code, CodeNone: without.Code, Reason403: string(with403.Status.Reason),
+				ReasonNone: string(without.Status.Reason), Message: with403.Status.Message,
+				DeniedByWebhook: strings.Contains(with403.Status.Message, webhooks.DenyMessage) && strings.Contains(without.Status.Message, webhooks.DenyMessage),
 			})
 		})
 
 	ginkgo.It("the same policy as a ValidatingAdmissionPolicy (CEL, inside the API server)",
-		framework.Checks("admission-vap", "004-DENY-403-LIMITS"),
+		framework.Checks(specVAP, "004-DENY-403-LIMITS"),
 		func(ctx ginkgo.SpecContext) {
+			f.Needs(framework.ServiceAccounts)
 			name := "kubeproof-" + f.Namespace + "-limits"
 			fail := admissionregistrationv1.Fail
 			policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
@@ -77,10 +119,10 @@ var _ = ginkgo.Describe("Admission policy: containers must have resource limits"
 					}},
 				},
 			}
-			vap := f.Client.AdmissionregistrationV1().ValidatingAdmissionPolicies()
-			_, err := vap.Create(ctx, policy, metav1.CreateOptions{})
+			policies := f.Client.AdmissionregistrationV1().ValidatingAdmissionPolicies()
+			_, err := policies.Create(ctx, policy, metav1.CreateOptions{})
 			framework.ExpectNoError(err, "create the ValidatingAdmissionPolicy")
-			ginkgo.DeferCleanup(func(ctx context.Context) { _ = vap.Delete(ctx, name, metav1.DeleteOptions{}) })
+			ginkgo.DeferCleanup(func(ctx context.Context) { _ = policies.Delete(ctx, name, metav1.DeleteOptions{}) })
 			bindings := f.Client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings()
 			_, err = bindings.Create(ctx, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
 				ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -95,11 +137,13 @@ var _ = ginkgo.Describe("Admission policy: containers must have resource limits"
 			ginkgo.DeferCleanup(func(ctx context.Context) { _ = bindings.Delete(ctx, name, metav1.DeleteOptions{}) })
 			effective(ctx, "the ValidatingAdmissionPolicy", func(ctx context.Context) (bool, string) {
 				r := create(ctx, f, marker(false), true)
-				return r.Code >= 400, r.Status.Message
+				return r.Code >= 400 && strings.Contains(r.Status.Message, webhooks.DenyMessage), r.Status.Message
 			})
-			denied := create(ctx, f, pod("no-limits", false), false)
+			d := create(ctx, f, pod("no-limits", false), false)
 			admitted := create(ctx, f, pod("with-limits", true), false)
-			framework.Evidence("vap", map[string]any{"code": denied.Code, "reason": string(denied.Status.Reason),
-				"message": f.Generalize(denied.Status.Message, map[string]string{name: "{policy}"}), "admittedWithLimits": admitted.Code})
+			vap.Record(vapEvidence{Code: d.Code, Reason: string(d.Status.Reason),
+				Message:            f.Generalize(d.Status.Message, map[string]string{name: "{policy}"}),
+				DeniedByPolicy:     strings.Contains(d.Status.Message, "ValidatingAdmissionPolicy") && strings.Contains(d.Status.Message, webhooks.DenyMessage),
+				AdmittedWithLimits: admitted.Code})
 		})
 })

@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/audit"
@@ -24,85 +25,170 @@ import (
 	"github.com/kubeproof/kubeproof/framework/identity"
 )
 
+// The specs of this package.
+const (
+	specAuthn         = "apiserver-authn"
+	specAnonymousOff  = "apiserver-authn-anonymous-off"
+	specAuthnExternal = "apiserver-authn-external"
+	specRBAC          = "apiserver-rbac"
+	specNodeAuthz     = "apiserver-node-authz"
+	specStorage       = "apiserver-storage"
+	specDiscovery     = "apiserver-discovery"
+	specConflict      = "apiserver-conflict"
+	specWatch         = "apiserver-watch"
+	specCompacted     = "apiserver-watch-compacted"
+	specKubectl       = "apiserver-kubectl-requests"
+	specValidation    = "apiserver-validation"
+)
+
+// A request without credentials: the answer and the user it names.
+type noCredentialsEvidence struct {
+	Code   int    `json:"code"`
+	Reason string `json:"reason"`
+	User   string `json:"user"`
+}
+
+// Who a credential authenticated as ("" and the error when it did not).
+type whoEvidence struct {
+	Username string   `json:"username"`
+	Groups   []string `json:"groups"`
+	Error    string   `json:"error,omitempty"`
+}
+
+// A ServiceAccount token from the TokenRequest API.
+type saTokenEvidence struct {
+	JWTParts int `json:"jwtParts"`
+	whoEvidence
+}
+
+// The parts of the UserInfo authentication produced.
+type userInfoEvidence struct {
+	HasUsername bool     `json:"hasUsername"`
+	HasUID      bool     `json:"hasUID"`
+	GroupCount  int      `json:"groupCount"`
+	ExtraKeys   []string `json:"extraKeys"`
+}
+
+type tokenReviewEvidence struct {
+	Authenticated bool   `json:"authenticated"`
+	Username      string `json:"username"`
+}
+
+type userInfoSeenEvidence struct {
+	SameAsReview bool `json:"sameAsReview"`
+}
+
+// A token only the harness's webhook authenticator knows.
+type webhookTokenEvidence struct {
+	whoEvidence
+	AskedWebhook bool `json:"askedWebhook"`
+}
+
+var (
+	invalidToken      = framework.DeclareEvidence[framework.Answer]("invalidToken", specAuthn, specAnonymousOff)
+	noCredentials     = framework.DeclareEvidence[noCredentialsEvidence]("noCredentials", specAuthn)
+	badTokenForbidden = framework.DeclareEvidence[framework.Answer]("badTokenForbidden", specAuthn)
+	x509Cert          = framework.DeclareEvidence[whoEvidence]("x509", specAuthn)
+	saToken           = framework.DeclareEvidence[saTokenEvidence]("saToken", specAuthn)
+	userInfo          = framework.DeclareEvidence[userInfoEvidence]("userInfo", specAuthn)
+	tokenReview       = framework.DeclareEvidence[tokenReviewEvidence]("tokenReview", specAuthn)
+	userInfoSeen      = framework.DeclareEvidence[userInfoSeenEvidence]("userInfoSeen", specAuthn)
+	anonymousOff      = framework.DeclareEvidence[framework.Answer]("anonymousOff", specAnonymousOff)
+	oidc              = framework.DeclareEvidence[whoEvidence]("oidc", specAuthnExternal)
+	webhookTokenSeen  = framework.DeclareEvidence[webhookTokenEvidence]("webhookToken", specAuthnExternal)
+	unknownToken      = framework.DeclareEvidence[framework.Answer]("unknownToken", specAuthnExternal)
+)
+
+// who asks the API server who cfg's credentials authenticate as.
+func who(ctx context.Context, cfg *rest.Config) (authenticationv1.UserInfo, whoEvidence) {
+	u, err := identity.WhoAmI(ctx, cfg)
+	if err != nil {
+		return u, whoEvidence{Error: err.Error()}
+	}
+	return u, whoEvidence{Username: u.Username, Groups: u.Groups}
+}
+
 var _ = ginkgo.Describe("API server authentication", func() {
 	f := framework.New("authn")
 
 	ginkgo.It("answers bad, missing and valid credentials of every kind it is configured for",
-		framework.Checks("apiserver-authn",
+		framework.Checks(specAuthn,
 			"002-AUTHN", "003-AUTHN-401", "003-AUTHN-METHODS", "004-AUTHN-CHAIN-401", "004-X509-CN-O",
 			"004-BEARER-JWT-TOKENREVIEW", "004-USERINFO", "004-AUTHN-BEFORE-AUTHZ"),
 		func(ctx ginkgo.SpecContext) {
 			podsPath := "/api/v1/namespaces/" + f.Namespace + "/pods"
+			ask := func(cfg *rest.Config, method, path string, body any) framework.Response {
+				ginkgo.GinkgoHelper()
+				res, err := framework.Request(ctx, cfg, method, path, body)
+				framework.ExpectNoError(err, "send %s %s", method, path)
+				return res
+			}
 
 			ginkgo.By("a request with an invalid bearer token")
-			res, err := framework.Request(ctx, identity.Bearer(f.RESTConfig, "kubeproof-not-a-token"), "GET", podsPath, nil)
-			framework.ExpectNoError(err, "send a request with an invalid token")
-			framework.Evidence("invalidToken", res.Evidence())
+			invalidToken.Record(ask(identity.Bearer(f.RESTConfig, "kubeproof-not-a-token"), "GET", podsPath, nil).Answer())
 
 			ginkgo.By("a request with no credentials at all")
-			res, err = framework.Request(ctx, identity.Anonymous(f.RESTConfig), "GET", podsPath, nil)
-			framework.ExpectNoError(err, "send a request without credentials")
-			framework.Evidence("noCredentials", map[string]any{"code": res.Code, "reason": string(res.Status.Reason),
-				"user": userInMessage(res.Status.Message)})
+			res := ask(identity.Anonymous(f.RESTConfig), "GET", podsPath, nil)
+			noCredentials.Record(noCredentialsEvidence{Code: res.Code, Reason: string(res.Status.Reason), User: userInMessage(res.Status.Message)})
 
 			ginkgo.By("an invalid token on a request that would be forbidden anyway")
-			res, err = framework.Request(ctx, identity.Bearer(f.RESTConfig, "kubeproof-not-a-token"), "POST",
-				"/api/v1/namespaces/kube-system/secrets", map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "x"}})
-			framework.ExpectNoError(err, "send a forbidden request with an invalid token")
-			framework.Evidence("badTokenForbidden", res.Evidence())
+			badTokenForbidden.Record(ask(identity.Bearer(f.RESTConfig, "kubeproof-not-a-token"), "POST",
+				"/api/v1/namespaces/kube-system/secrets", map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "x"}}).Answer())
 
 			ginkgo.By("an x509 client certificate issued through the CSR API: CN=donghyun, O=dev-team")
-			cert, key, err := identity.IssueClientCertificate(ctx, f.Client, "donghyun", []string{"dev-team"})
-			framework.ExpectNoError(err, "issue a client certificate")
-			who, err := identity.WhoAmI(ctx, identity.Certificate(f.RESTConfig, cert, key))
-			framework.ExpectNoError(err, "ask who the certificate authenticates as")
-			framework.Evidence("x509", map[string]any{"username": who.Username, "groups": who.Groups})
+			cert, key := f.ClientCertificate(ctx, "donghyun", "dev-team")
+			_, x := who(ctx, identity.Certificate(f.RESTConfig, cert, key))
+			x509Cert.Record(x)
 
 			ginkgo.By("a ServiceAccount token from the TokenRequest API")
-			_, err = f.Client.CoreV1().ServiceAccounts(f.Namespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "checker"}}, metav1.CreateOptions{})
+			_, err := f.Client.CoreV1().ServiceAccounts(f.Namespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "checker"}}, metav1.CreateOptions{})
 			framework.ExpectNoError(err, "create a ServiceAccount")
 			token, err := identity.ServiceAccountToken(ctx, f.Client, f.Namespace, "checker")
 			framework.ExpectNoError(err, "request a token")
 			auditLog, from := f.AuditLog()
-			saConfig := identity.Bearer(f.RESTConfig, token)
-			who, err = identity.WhoAmI(ctx, saConfig)
-			framework.ExpectNoError(err, "ask who the token authenticates as")
-			framework.Evidence("saToken", map[string]any{
-				"jwtParts": len(strings.Split(token, ".")),
-				"username": f.Generalize(who.Username, nil),
-				"groups":   generalizeAll(f, who.Groups),
-			})
-			framework.Evidence("userInfo", userInfoEvidence(who))
+			u, sa := who(ctx, identity.Bearer(f.RESTConfig, token))
+			sa.Username, sa.Groups = f.Generalize(sa.Username, nil), generalizeAll(f, sa.Groups)
+			saToken.Record(saTokenEvidence{JWTParts: len(strings.Split(token, ".")), whoEvidence: sa})
 
 			ginkgo.By("the TokenRequest token checked through the TokenReview API")
 			review, err := f.Client.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
 			framework.ExpectNoError(err, "create a TokenReview")
-			framework.Evidence("tokenReview", map[string]any{"authenticated": review.Status.Authenticated, "username": f.Generalize(review.Status.User.Username, nil)})
+			tokenReview.Record(tokenReviewEvidence{Authenticated: review.Status.Authenticated, Username: f.Generalize(review.Status.User.Username, nil)})
+			if sa.Error != "" {
+				userInfo.Unobservable("the ServiceAccount token did not authenticate: %s", sa.Error)
+				userInfoSeen.Unobservable("the ServiceAccount token did not authenticate: %s", sa.Error)
+				return
+			}
+			var extra []string
+			for k := range u.Extra {
+				extra = append(extra, k)
+			}
+			userInfo.Record(userInfoEvidence{HasUsername: u.Username != "", HasUID: u.UID != "", GroupCount: len(u.Groups), ExtraKeys: extra})
 
 			if auditLog != nil {
 				ginkgo.By("the same user, as the audit log (and so authorization) saw it")
-				events, err := auditLog.WaitFor(ctx, from, framework.AuditTimeout, "the SelfSubjectReview request", audit.All(
+				events, err := auditLog.WaitFor(ctx, from, framework.Timeout.Audit, "the SelfSubjectReview request", audit.All(
 					func(e audit.Event) bool { return e.ObjectRef != nil && e.ObjectRef.Resource == "selfsubjectreviews" },
-					audit.By(who.Username)), audit.AtLeast(1))
+					audit.By(u.Username)), audit.AtLeast(1))
 				framework.ExpectNoError(err, "read the SelfSubjectReview from the audit log")
 				seen := events[0].User
-				framework.Evidence("userInfoSeen", map[string]any{
-					"sameAsReview": seen.Username == who.Username && seen.UID == who.UID &&
-						strings.Join(seen.Groups, ",") == strings.Join(who.Groups, ",") && len(seen.Extra) == len(who.Extra),
+				userInfoSeen.Record(userInfoSeenEvidence{
+					SameAsReview: seen.Username == u.Username && seen.UID == u.UID &&
+						strings.Join(seen.Groups, ",") == strings.Join(u.Groups, ",") && len(seen.Extra) == len(u.Extra),
 				})
 			}
 		})
 
 	ginkgo.It("refuses a request without credentials when anonymous authentication is off",
-		framework.Checks("apiserver-authn-anonymous-off", "004-AUTHN-CHAIN-401"),
+		framework.Checks(specAnonymousOff, "004-AUTHN-CHAIN-401"),
 		func(ctx ginkgo.SpecContext) {
 			_, cfg := f.StartAPIServer(ctx, "--anonymous-auth=false")
 			res, err := framework.Request(ctx, identity.Anonymous(cfg), "GET", "/api/v1/namespaces/"+f.Namespace+"/pods", nil)
 			framework.ExpectNoError(err, "send a request without credentials")
-			framework.Evidence("anonymousOff", res.Evidence())
+			anonymousOff.Record(res.Answer())
 			res, err = framework.Request(ctx, identity.Bearer(cfg, "kubeproof-not-a-token"), "GET", "/api/v1/namespaces/"+f.Namespace+"/pods", nil)
 			framework.ExpectNoError(err, "send a request with an invalid token")
-			framework.Evidence("invalidToken", res.Evidence())
+			invalidToken.Record(res.Answer())
 		})
 })
 
@@ -110,7 +196,7 @@ var _ = ginkgo.Describe("API server authentication from outside", func() {
 	f := framework.New("authn-ext")
 
 	ginkgo.It("accepts ID tokens of an OIDC issuer (structured AuthenticationConfiguration) and tokens a webhook vouches for",
-		framework.Checks("apiserver-authn-external", "003-AUTHN-METHODS", "004-OIDC", "004-WEBHOOK-TOKEN", "004-AUTHN-CHAIN-EXAMPLE"),
+		framework.Checks(specAuthnExternal, "003-AUTHN-METHODS", "004-OIDC", "004-WEBHOOK-TOKEN", "004-AUTHN-CHAIN-EXAMPLE"),
 		func(ctx ginkgo.SpecContext) {
 			idp, err := authserver.Start(map[string]authenticationv1.UserInfo{
 				webhookToken: {Username: "jisoo", Groups: []string{"webhook-team"}},
@@ -130,23 +216,21 @@ var _ = ginkgo.Describe("API server authentication from outside", func() {
 			framework.ExpectNoError(err, "issue an ID token")
 			// The JWT authenticator fetches the issuer's keys after the API
 			// server starts; until it has them, the token is refused.
-			var who authenticationv1.UserInfo
-			err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-				who, err = identity.WhoAmI(ctx, identity.Bearer(cfg, token))
-				return err == nil, nil
+			var o whoEvidence
+			_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, framework.Timeout.API, true, func(ctx context.Context) (bool, error) {
+				_, o = who(ctx, identity.Bearer(cfg, token))
+				return o.Error == "", nil
 			})
-			framework.ExpectNoError(err, "wait for the API server to accept the issuer's token")
-			framework.Evidence("oidc", map[string]any{"username": who.Username, "groups": who.Groups})
+			oidc.Record(o)
 
 			ginkgo.By("an opaque token only the webhook knows")
-			who, err = identity.WhoAmI(ctx, identity.Bearer(cfg, webhookToken))
-			framework.ExpectNoError(err, "authenticate with the webhook token")
-			framework.Evidence("webhookToken", map[string]any{"username": who.Username, "groups": who.Groups, "askedWebhook": slices.Contains(idp.WebhookAnswers(), "jisoo")})
+			_, wt := who(ctx, identity.Bearer(cfg, webhookToken))
+			webhookTokenSeen.Record(webhookTokenEvidence{whoEvidence: wt, AskedWebhook: slices.Contains(idp.WebhookAnswers(), "jisoo")})
 
 			ginkgo.By("a token no authenticator accepts")
 			res, err := framework.Request(ctx, identity.Bearer(cfg, "kubeproof-nobody-knows-this"), "GET", "/api/v1/namespaces/"+f.Namespace+"/pods", nil)
 			framework.ExpectNoError(err, "send an unknown token")
-			framework.Evidence("unknownToken", res.Evidence())
+			unknownToken.Record(res.Answer())
 		})
 })
 
@@ -161,16 +245,6 @@ func userInMessage(msg string) string {
 	}
 	user, _, _ := strings.Cut(rest, `"`)
 	return user
-}
-
-func userInfoEvidence(u authenticationv1.UserInfo) map[string]any {
-	var extra []string
-	for k := range u.Extra {
-		extra = append(extra, k)
-	}
-	return map[string]any{
-		"hasUsername": u.Username != "", "hasUID": u.UID != "", "groupCount": len(u.Groups), "extraKeys": extra,
-	}
 }
 
 func generalizeAll(f *framework.Framework, ss []string) []string {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
-	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -22,11 +21,57 @@ import (
 	"github.com/kubeproof/kubeproof/framework/cluster"
 )
 
+// Two updates from the same resourceVersion.
+type conflictEvidence struct {
+	ReadResourceVersion string `json:"readResourceVersion"`
+	FirstCode           int    `json:"firstCode"`
+	SecondCode          int    `json:"secondCode"`
+	Reason              string `json:"reason"`
+	Message             string `json:"message"`
+}
+
+type retryEvidence struct {
+	Code                        int `json:"code"`
+	PatchWithoutResourceVersion int `json:"patchWithoutResourceVersion"`
+}
+
+// A watch resumed from an old resourceVersion: what it delivered within
+// its window.
+type resumeEvidence struct {
+	Written      int  `json:"written"`
+	Received     int  `json:"received"`
+	InOrder      bool `json:"inOrder"`
+	AllDelivered bool `json:"allDelivered"`
+}
+
+// A watch read over plain HTTP/1.1: its framing and first event.
+type watchHTTPEvidence struct {
+	Code               int      `json:"code"`
+	Proto              string   `json:"proto"`
+	TransferEncoding   []string `json:"transferEncoding"`
+	FirstEventType     string   `json:"firstEventType"`
+	HasObject          bool     `json:"hasObject"`
+	StatusCode         int      `json:"statusCode"`
+	Reason             string   `json:"reason"`
+	Resumable          bool     `json:"resumable"`
+	FirstLineError     string   `json:"firstLineError,omitempty"`
+	DefaultClientProto string   `json:"defaultClientProto,omitempty"`
+}
+
+var (
+	conflict               = framework.DeclareEvidence[conflictEvidence]("conflict", specConflict)
+	retry                  = framework.DeclareEvidence[retryEvidence]("retry", specConflict)
+	resume                 = framework.DeclareEvidence[resumeEvidence]("resume", specWatch)
+	watchHTTP              = framework.DeclareEvidence[watchHTTPEvidence]("watchHTTP", specWatch)
+	compacted              = framework.DeclareEvidence[watchHTTPEvidence]("compacted", specCompacted)
+	compactedViaWatchCache = framework.DeclareEvidence[watchHTTPEvidence]("compactedViaWatchCache", specCompacted)
+)
+
 var _ = ginkgo.Describe("API server concurrency and watches", func() {
 	f := framework.New("occ")
 
 	ginkgo.It("optimistic concurrency: of two updates from the same resourceVersion one wins, the other gets 409",
-		framework.Checks("apiserver-conflict", "004-OCC-409", "004-OCC-RETRY"),
+		framework.Checks(specConflict, "004-OCC-409", "004-OCC-RETRY"),
 		func(ctx ginkgo.SpecContext) {
 			cms := f.Client.CoreV1().ConfigMaps(f.Namespace)
 			_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "shared"}, Data: map[string]string{"by": "nobody"}}, metav1.CreateOptions{})
@@ -47,25 +92,23 @@ var _ = ginkgo.Describe("API server concurrency and watches", func() {
 			first := put(a)
 			b.Data["by"] = "b"
 			second := put(b)
-			framework.Evidence("conflict", map[string]any{
-				"readResourceVersion": a.ResourceVersion, "firstCode": first.Code, "secondCode": second.Code,
-				"reason": string(second.Status.Reason), "message": second.Status.Message,
-			})
+			conflict.Record(conflictEvidence{ReadResourceVersion: a.ResourceVersion, FirstCode: first.Code, SecondCode: second.Code,
+				Reason: string(second.Status.Reason), Message: second.Status.Message})
 
 			ginkgo.By("B reads again and retries")
 			fresh, err := cms.Get(ctx, "shared", metav1.GetOptions{})
 			framework.ExpectNoError(err, "client B reads again")
 			fresh.Data["by"] = "b"
-			retry := put(fresh)
+			again := put(fresh)
 
 			ginkgo.By("a merge patch without a resourceVersion, from a stale copy's intent")
 			patch, err := framework.RequestWithType(ctx, f.RESTConfig, "PATCH", path, "application/merge-patch+json", `{"data":{"patched":"yes"}}`)
 			framework.ExpectNoError(err, "PATCH the ConfigMap")
-			framework.Evidence("retry", map[string]any{"code": retry.Code, "patchWithoutResourceVersion": patch.Code})
+			retry.Record(retryEvidence{Code: again.Code, PatchWithoutResourceVersion: patch.Code})
 		})
 
 	ginkgo.It("watch: resuming from a resourceVersion delivers every later event, in order, as a chunked stream",
-		framework.Checks("apiserver-watch", "004-WATCH-RESUME", "004-WATCH-STREAM", "004-WATCH-CHUNKED"),
+		framework.Checks(specWatch, "004-WATCH-RESUME", "004-WATCH-STREAM", "004-WATCH-CHUNKED"),
 		func(ctx ginkgo.SpecContext) {
 			cms := f.Client.CoreV1().ConfigMaps(f.Namespace)
 			cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "watched"}, Data: map[string]string{"n": "0"}}, metav1.CreateOptions{})
@@ -81,38 +124,26 @@ var _ = ginkgo.Describe("API server concurrency and watches", func() {
 				written = append(written, cm.ResourceVersion)
 			}
 
-			ginkgo.By("a watch from the resourceVersion before them")
+			ginkgo.By("a watch from the resourceVersion before them, for at most " + framework.Timeout.API.String())
 			w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: from, FieldSelector: "metadata.name=watched"})
 			framework.ExpectNoError(err, "start the watch")
 			defer w.Stop()
-			var received []string
-			timeout := time.After(30 * time.Second)
-			for len(received) < len(written) {
-				select {
-				case ev, ok := <-w.ResultChan():
-					gomega.Expect(ok).To(gomega.BeTrue(), "the watch ended after %d of %d events", len(received), len(written))
-					if ev.Type == watch.Modified {
-						received = append(received, ev.Object.(*corev1.ConfigMap).ResourceVersion)
-					}
-				case <-timeout:
-					ginkgo.Fail(fmt.Sprintf("timed out waiting for %d events from resourceVersion %s; received %v", len(written), from, received))
-				}
-			}
-			framework.Evidence("resume", map[string]any{
-				"written": len(written), "received": len(received), "inOrder": strings.Join(received, ",") == strings.Join(written, ","),
-				"allDelivered": len(received) == len(written),
+			received := readModified(ctx, w, len(written), framework.Timeout.API)
+			resume.Record(resumeEvidence{
+				Written: len(written), Received: len(received), InOrder: strings.Join(received, ",") == strings.Join(written[:len(received)], ","),
+				AllDelivered: strings.Join(received, ",") == strings.Join(written, ","),
 			})
 
 			ginkgo.By("the same watch over plain HTTP/1.1, and the protocol clients use by default")
 			raw := rawWatch(ctx, f.RESTConfig, "/api/v1/namespaces/"+f.Namespace+"/configmaps?watch=true&fieldSelector=metadata.name%3Dwatched&resourceVersion="+from)
 			def, err := framework.Request(ctx, f.RESTConfig, "GET", "/version", nil)
 			framework.ExpectNoError(err, "GET /version")
-			raw["defaultClientProto"] = def.Proto
-			framework.Evidence("watchHTTP", raw)
+			raw.DefaultClientProto = def.Proto
+			watchHTTP.Record(raw)
 		})
 
 	ginkgo.It("watch: a resourceVersion that etcd compacted away gives 410 Gone",
-		framework.Checks("apiserver-watch-compacted", "004-WATCH-RESUME"),
+		framework.Checks(specCompacted, "004-WATCH-RESUME"),
 		func(ctx ginkgo.SpecContext) {
 			f.Require(cluster.EtcdAccess)
 			// The API server's watch cache answers recent watches from
@@ -133,17 +164,40 @@ var _ = ginkgo.Describe("API server concurrency and watches", func() {
 			ginkgo.By(fmt.Sprintf("compacting etcd at revision %d", rev))
 			framework.ExpectNoError(db.Compact(ctx, rev), "compact etcd")
 
-			watchFrom := func(cfg *rest.Config) map[string]any {
+			watchFrom := func(cfg *rest.Config) watchHTTPEvidence {
 				return rawWatch(ctx, cfg, "/api/v1/namespaces/"+f.Namespace+"/configmaps?watch=true&fieldSelector=metadata.name%3Dcompacted&resourceVersion="+from)
 			}
-			framework.Evidence("compacted", watchFrom(direct))
-			framework.Evidence("compactedViaWatchCache", watchFrom(f.RESTConfig))
+			compacted.Record(watchFrom(direct))
+			compactedViaWatchCache.Record(watchFrom(f.RESTConfig))
 		})
 })
 
+// readModified reads MODIFIED events from w until it has want of them, the
+// watch ends, or window passes, and returns their resourceVersions.
+func readModified(ctx context.Context, w watch.Interface, want int, window time.Duration) []string {
+	var received []string
+	timeout := time.After(window)
+	for len(received) < want {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return received
+			}
+			if ev.Type == watch.Modified {
+				received = append(received, ev.Object.(*corev1.ConfigMap).ResourceVersion)
+			}
+		case <-timeout:
+			return received
+		case <-ctx.Done():
+			ginkgo.Fail("interrupted while reading the watch")
+		}
+	}
+	return received
+}
+
 // rawWatch opens a watch over HTTP/1.1 and reads its first line: the
 // transfer encoding, and the first event's type (and status, for errors).
-func rawWatch(ctx context.Context, cfg *rest.Config, path string) map[string]any {
+func rawWatch(ctx context.Context, cfg *rest.Config, path string) watchHTTPEvidence {
 	ginkgo.GinkgoHelper()
 	tlsCfg, err := rest.TLSConfigFor(cfg)
 	framework.ExpectNoError(err, "TLS configuration")
@@ -159,28 +213,28 @@ func rawWatch(ctx context.Context, cfg *rest.Config, path string) map[string]any
 	resp, err := client.Do(req)
 	framework.ExpectNoError(err, "open the watch")
 	defer resp.Body.Close()
-	ev := map[string]any{"code": resp.StatusCode, "proto": resp.Proto, "transferEncoding": resp.TransferEncoding}
+	ev := watchHTTPEvidence{Code: resp.StatusCode, Proto: resp.Proto, TransferEncoding: resp.TransferEncoding}
 	line, err := bufio.NewReader(resp.Body).ReadBytes('\n')
 	if err != nil && len(line) == 0 {
-		ev["firstLineError"] = err.Error()
+		ev.FirstLineError = err.Error()
 		return ev
 	}
 	var event struct {
 		Type   string          `json:"type"`
 		Object json.RawMessage `json:"object"`
 	}
-	if err := json.Unmarshal(line, &event); err != nil {
+	if err := json.Unmarshal(line, &event); err != nil || event.Type == "" {
 		var status metav1.Status
 		_ = json.Unmarshal(line, &status)
-		ev["statusCode"], ev["reason"], ev["resumable"] = int(status.Code), string(status.Reason), false
+		ev.StatusCode, ev.Reason = int(status.Code), string(status.Reason)
 		return ev
 	}
-	ev["firstEventType"], ev["hasObject"] = event.Type, len(event.Object) > 0
+	ev.FirstEventType, ev.HasObject = event.Type, len(event.Object) > 0
 	if event.Type == "ERROR" {
 		var status metav1.Status
 		_ = json.Unmarshal(event.Object, &status)
-		ev["statusCode"], ev["reason"] = int(status.Code), string(status.Reason)
+		ev.StatusCode, ev.Reason = int(status.Code), string(status.Reason)
 	}
-	ev["resumable"] = resp.StatusCode == 200 && event.Type != "ERROR"
+	ev.Resumable = resp.StatusCode == 200 && event.Type != "ERROR"
 	return ev
 }

@@ -16,11 +16,35 @@ import (
 	"github.com/kubeproof/kubeproof/framework/kubectl"
 )
 
+// kubectl's create request for the Deployment, from its own -v=9 log.
+type kubectlCreate struct {
+	Method        string `json:"method"`
+	Path          string `json:"path"`
+	ContentType   string `json:"contentType"`
+	BodyIsJSON    bool   `json:"bodyIsJSON"`
+	Status        string `json:"status"`
+	Authorization string `json:"authorization"`
+}
+
+type kubectlRequestsEvidence struct {
+	Sent   []string      `json:"sent"`
+	Create kubectlCreate `json:"create"`
+}
+
+type auditedKubectlEvidence struct {
+	Requests []string `json:"requests"`
+}
+
+var (
+	kubectlRequests = framework.DeclareEvidence[kubectlRequestsEvidence]("kubectlRequests", specKubectl)
+	auditedKubectl  = framework.DeclareEvidence[auditedKubectlEvidence]("auditedKubectl", specKubectl)
+)
+
 var _ = ginkgo.Describe("kubectl's requests", func() {
 	f := framework.New("kubectl")
 
 	ginkgo.It("kubectl apply -f deployment.yaml: the HTTP requests it really sends (from its own -v=9 log)",
-		framework.Checks("apiserver-kubectl-requests", "004-KUBECTL-POST", "004-KUBECTL-YAML-JSON", "001-KUBECTL-HTTP"),
+		framework.Checks(specKubectl, "004-KUBECTL-POST", "004-KUBECTL-YAML-JSON", "001-KUBECTL-HTTP"),
 		func(ctx ginkgo.SpecContext) {
 			auditLog, from := f.AuditLog()
 			res, err := f.Kubectl.Run(ctx, bytes.NewReader(fixtures.MustRead("deployment.yaml")), "apply", "-f", "-", "--namespace", f.Namespace, "-v=9")
@@ -42,17 +66,13 @@ var _ = ginkgo.Describe("kubectl's requests", func() {
 			}
 			gomega.Expect(create).NotTo(gomega.BeNil(), "kubectl sent no POST for the Deployment; it sent %v", sent)
 			u, _ := url.Parse(create.URL)
-			framework.Evidence("kubectlRequests", map[string]any{
-				"sent": sent,
-				"create": map[string]any{
-					"method": create.Method, "path": f.Generalize(u.Path, nil), "contentType": create.Headers["Content-Type"],
-					"bodyIsJSON": json.Valid([]byte(create.RequestBody)), "status": create.Status,
-					"authorization": authorizationKind(create.Headers),
-				},
-			})
+			kubectlRequests.Record(kubectlRequestsEvidence{Sent: sent, Create: kubectlCreate{
+				Method: create.Method, Path: f.Generalize(u.Path, nil), ContentType: create.Headers["Content-Type"],
+				BodyIsJSON: json.Valid([]byte(create.RequestBody)), Status: create.Status, Authorization: authorizationKind(create.Headers),
+			}})
 
 			if auditLog != nil {
-				events, err := auditLog.WaitFor(ctx, from, framework.AuditTimeout, "kubectl's Deployment create", audit.On("deployments", f.Namespace, "", ""), func(es []audit.Event) bool {
+				events, err := auditLog.WaitFor(ctx, from, framework.Timeout.Audit, "kubectl's Deployment create", audit.On("deployments", f.Namespace, "", ""), func(es []audit.Event) bool {
 					for _, e := range es {
 						if e.Verb == "create" {
 							return true
@@ -67,7 +87,7 @@ var _ = ginkgo.Describe("kubectl's requests", func() {
 						seen = append(seen, e.Verb+" -> "+strconv.Itoa(e.Code()))
 					}
 				}
-				framework.Evidence("auditedKubectl", map[string]any{"requests": seen})
+				auditedKubectl.Record(auditedKubectlEvidence{Requests: seen})
 			}
 		})
 })

@@ -2,10 +2,13 @@ package apiserver
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/identity"
@@ -16,84 +19,131 @@ import (
 var (
 	podWithoutContainers = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"no-containers"},"spec":{}}`
 	podWithWrongType     = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"wrong-type"},"spec":{"containers":"web"}}`
+	podValid             = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"valid"},"spec":{"containers":[{"name":"web","image":"` + images.TestApp.Ref + `"}]}}`
 	podWithUnknownField  = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"unknown-field"},"spec":{"containers":[{"name":"web","image":"` + images.TestApp.Ref + `"}],"kubeproofUnknownField":true}}`
+)
+
+// An invalid Pod: the answer, whether validation is what refused it, and
+// whether anything was stored.
+type invalidEvidence struct {
+	framework.Answer
+	// RejectedByValidation: refused as invalid (422 Invalid) or as
+	// undecodable (400 BadRequest), not for another reason.
+	RejectedByValidation bool `json:"rejectedByValidation"`
+	Stored               bool `json:"stored"`
+}
+
+// A Pod with an unknown field under each field validation level.
+type unknownFieldEvidence struct {
+	Strict framework.Answer `json:"Strict"`
+	Warn   framework.Answer `json:"Warn"`
+	Ignore framework.Answer `json:"Ignore"`
+}
+
+type kubectlRun struct {
+	ExitCode int    `json:"exitCode"`
+	Stderr   string `json:"stderr"`
+}
+
+type validationKubectlEvidence struct {
+	MissingField       kubectlRun `json:"missingField"`
+	UnknownFieldStrict kubectlRun `json:"unknownFieldStrict"`
+	UnknownFieldWarn   kubectlRun `json:"unknownFieldWarn"`
+}
+
+// The user the ordering checks send invalid Pods as: may it create a valid
+// one? (Only then does its 403 show authorization's place.)
+type unauthorizedEvidence struct {
+	ValidPodCode int    `json:"validPodCode"`
+	Allowed      bool   `json:"allowed"`
+	Reason       string `json:"reason"`
+}
+
+type forbiddenEvidence struct {
+	Code int `json:"code"`
+}
+
+var (
+	missingField              = framework.DeclareEvidence[invalidEvidence]("missingField", specValidation)
+	wrongType                 = framework.DeclareEvidence[invalidEvidence]("wrongType", specValidation)
+	unknownField              = framework.DeclareEvidence[unknownFieldEvidence]("unknownField", specValidation)
+	validationKubectl         = framework.DeclareEvidence[validationKubectlEvidence]("kubectl", specValidation)
+	unauthorized              = framework.DeclareEvidence[unauthorizedEvidence]("unauthorized", specValidation)
+	invalidAndForbidden       = framework.DeclareEvidence[framework.Answer]("invalidAndForbidden", specValidation)
+	forbidden                 = framework.DeclareEvidence[forbiddenEvidence]("forbidden", specValidation)
+	invalidAndUnauthenticated = framework.DeclareEvidence[framework.Answer]("invalidAndUnauthenticated", specValidation)
 )
 
 var _ = ginkgo.Describe("API server validation", func() {
 	f := framework.New("validation")
 
 	ginkgo.It("rejects objects that do not fit the schema, and says why",
-		framework.Checks("apiserver-validation",
+		framework.Checks(specValidation,
 			"003-VALIDATE-REQUIRED", "003-VALIDATE-TYPE", "003-INVALID-400", "003-RBAC-AFTER-VALIDATION",
 			"004-SCHEMA-REQUIRED", "004-CHAIN-ORDER", "002-VALIDATION"),
 		func(ctx ginkgo.SpecContext) {
 			pods := "/api/v1/namespaces/" + f.Namespace + "/pods"
-			post := func(query, body string) framework.Response {
+			post := func(cfg *rest.Config, query, body string) framework.Response {
 				ginkgo.GinkgoHelper()
-				r, err := framework.Request(ctx, f.RESTConfig, "POST", pods+query, body)
+				r, err := framework.Request(ctx, cfg, "POST", pods+query, body)
 				framework.ExpectNoError(err, "POST a Pod")
 				return r
 			}
-			stored := func(name string) bool {
+			invalid := func(r framework.Response, name string) invalidEvidence {
 				_, err := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, name, metav1.GetOptions{})
-				return err == nil
+				a := r.Answer()
+				return invalidEvidence{Answer: a, Stored: err == nil,
+					RejectedByValidation: (a.Code == 422 && a.Reason == string(metav1.StatusReasonInvalid)) || (a.Code == 400 && a.Reason == string(metav1.StatusReasonBadRequest))}
 			}
 
 			ginkgo.By("a Pod without its required containers")
-			missing := post("", podWithoutContainers)
-			framework.Evidence("missingField", merge(missing.Evidence(), map[string]any{"rejected": missing.Code >= 400, "stored": stored("no-containers")}))
+			missingField.Record(invalid(post(f.RESTConfig, "", podWithoutContainers), "no-containers"))
 
 			ginkgo.By("a Pod whose containers field has the wrong type")
-			wrong := post("", podWithWrongType)
-			framework.Evidence("wrongType", merge(wrong.Evidence(), map[string]any{"rejected": wrong.Code >= 400, "stored": stored("wrong-type")}))
+			wrongType.Record(invalid(post(f.RESTConfig, "", podWithWrongType), "wrong-type"))
 
 			ginkgo.By("a Pod with an unknown field, under each field validation level")
-			levels := map[string]any{}
-			for _, level := range []string{"Strict", "Warn", "Ignore"} {
-				r := post("?dryRun=All&fieldValidation="+level, podWithUnknownField)
-				levels[level] = r.Evidence()
+			level := func(l string) framework.Answer {
+				return post(f.RESTConfig, "?dryRun=All&fieldValidation="+l, podWithUnknownField).Answer()
 			}
-			framework.Evidence("unknownField", levels)
+			unknownField.Record(unknownFieldEvidence{Strict: level("Strict"), Warn: level("Warn"), Ignore: level("Ignore")})
 
 			ginkgo.By("the same through kubectl (its own default is strict)")
-			kubectlRuns := map[string]any{}
-			for name, run := range map[string][]string{
-				"missingField":       {"create", "--dry-run=server", "-f", "-"},
-				"unknownFieldStrict": {"create", "--dry-run=server", "-f", "-"},
-				"unknownFieldWarn":   {"create", "--dry-run=server", "--validate=warn", "-f", "-"},
-			} {
-				body := podWithoutContainers
-				if strings.HasPrefix(name, "unknownField") {
-					body = podWithUnknownField
-				}
-				res, err := f.Kubectl.Run(ctx, bytes.NewReader([]byte(body)), append(run, "--namespace", f.Namespace)...)
-				framework.ExpectNoError(err, "run kubectl %v", run)
-				kubectlRuns[name] = map[string]any{"exitCode": res.ExitCode, "stderr": f.Generalize(strings.TrimSpace(res.Stderr), nil)}
+			run := func(body string, args ...string) kubectlRun {
+				ginkgo.GinkgoHelper()
+				res, err := f.Kubectl.Run(ctx, bytes.NewReader([]byte(body)), append(args, "--namespace", f.Namespace)...)
+				framework.ExpectNoError(err, "run kubectl %v", args)
+				return kubectlRun{ExitCode: res.ExitCode, Stderr: f.Generalize(strings.TrimSpace(res.Stderr), nil)}
 			}
-			framework.Evidence("kubectl", kubectlRuns)
+			validationKubectl.Record(validationKubectlEvidence{
+				MissingField:       run(podWithoutContainers, "create", "--dry-run=server", "-f", "-"),
+				UnknownFieldStrict: run(podWithUnknownField, "create", "--dry-run=server", "-f", "-"),
+				UnknownFieldWarn:   run(podWithUnknownField, "create", "--dry-run=server", "--validate=warn", "-f", "-"),
+			})
 
 			ginkgo.By("an invalid Pod from a user who may not create Pods here: which check answers first?")
-			cert, key, err := identity.IssueClientCertificate(ctx, f.Client, "kubeproof-nobody", nil)
-			framework.ExpectNoError(err, "issue a client certificate")
-			r, err := framework.Request(ctx, identity.Certificate(f.RESTConfig, cert, key), "POST", pods, podWithoutContainers)
-			framework.ExpectNoError(err, "POST an invalid Pod without permission")
-			framework.Evidence("invalidAndForbidden", r.Evidence())
-			framework.Evidence("forbidden", map[string]any{"code": r.Code})
+			cert, key := f.ClientCertificate(ctx, "kubeproof-nobody")
+			nobody := identity.Certificate(f.RESTConfig, cert, key)
+			valid := post(nobody, "?dryRun=All", podValid)
+			sar, err := f.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User: "kubeproof-nobody", Groups: []string{"system:authenticated"},
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: f.Namespace, Resource: "pods", Verb: "create"},
+			}}, metav1.CreateOptions{})
+			framework.ExpectNoError(err, "ask whether kubeproof-nobody may create Pods")
+			unauthorized.Record(unauthorizedEvidence{ValidPodCode: valid.Code, Allowed: sar.Status.Allowed, Reason: sar.Status.Reason})
+			if valid.Code == 403 && !sar.Status.Allowed {
+				r := post(nobody, "", podWithoutContainers)
+				invalidAndForbidden.Record(r.Answer())
+				forbidden.Record(forbiddenEvidence{Code: valid.Code})
+			} else {
+				// Only a user who is refused shows where authorization
+				// stands: this one was let through.
+				why := fmt.Sprintf("the user meant to be unauthorized was allowed to create Pods (a valid Pod got HTTP %d; SubjectAccessReview allowed=%t %q)", valid.Code, sar.Status.Allowed, sar.Status.Reason)
+				invalidAndForbidden.Unobservable(why)
+				forbidden.Unobservable(why)
+			}
 
 			ginkgo.By("a bad token with an invalid Pod")
-			r, err = framework.Request(ctx, identity.Bearer(f.RESTConfig, "kubeproof-not-a-token"), "POST", pods, podWithoutContainers)
-			framework.ExpectNoError(err, "POST an invalid Pod with a bad token")
-			framework.Evidence("invalidAndUnauthenticated", r.Evidence())
+			invalidAndUnauthenticated.Record(post(identity.Bearer(f.RESTConfig, "kubeproof-not-a-token"), "", podWithoutContainers).Answer())
 		})
 })
-
-func merge(a, b map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		out[k] = v
-	}
-	return out
-}

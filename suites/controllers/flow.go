@@ -7,6 +7,8 @@ package controllers
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,14 +20,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/audit"
+	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/observe"
 )
 
@@ -40,96 +41,210 @@ const (
 
 const deploymentName = "nginx-deployment"
 
+// The specs of this package.
+const (
+	specFlow     = "controllers-deployment-flow"
+	specTiming   = "controllers-timing"
+	specScale    = "controllers-scale"
+	specCascade  = "controllers-cascade"
+	specRollout  = "controllers-rollout"
+	specRecreate = "controllers-recreate"
+)
+
+// The ReplicaSet the Deployment controller made (Created false: none
+// within Timeout.Controller).
+type replicaSetEvidence struct {
+	Created          bool   `json:"created"`
+	NamePattern      string `json:"namePattern"`
+	HashLabel        bool   `json:"hashLabel"`
+	NameLikeExample  bool   `json:"nameLikeExample"`
+	SpecReplicas     int32  `json:"specReplicas"`
+	OwnerAPIVersion  string `json:"ownerAPIVersion"`
+	OwnerKind        string `json:"ownerKind"`
+	OwnerName        string `json:"ownerName"`
+	OwnerUIDMatches  bool   `json:"ownerUIDMatches"`
+	OwnerController  bool   `json:"ownerController"`
+	OwnerBlocksOwner bool   `json:"ownerBlocksOwner"`
+}
+
+// The Pods the ReplicaSet controller made, as first stored.
+type podsEvidence struct {
+	Created               int  `json:"created"`
+	NamePatternOK         bool `json:"namePatternOK"`
+	OwnedByReplicaSet     int  `json:"ownedByReplicaSet"`
+	UnscheduledAtCreation int  `json:"unscheduledAtCreation"`
+}
+
+// How many of them the scheduler bound within Timeout.Bind.
+type podsBoundEvidence struct {
+	Bound int `json:"bound"`
+}
+
+// How many of them the kubelet ran, and with which runtime.
+type podsRunEvidence struct {
+	Running  int      `json:"running"`
+	Ready    int      `json:"ready"`
+	Runtimes []string `json:"runtimes"`
+}
+
+// The order etcd stored the Deployment and the ReplicaSet in.
+type storageEvidence struct {
+	DeploymentBeforeReplicaSet bool  `json:"deploymentBeforeReplicaSet"`
+	DeploymentRevision         int64 `json:"deploymentRevision"`
+	ReplicaSetRevision         int64 `json:"replicaSetRevision"`
+}
+
+// Who created what, from the audit log.
+type flowWritersEvidence struct {
+	DeploymentBy             string   `json:"deploymentBy"`
+	DeploymentKubectl        bool     `json:"deploymentKubectl"`
+	DeploymentCode           int      `json:"deploymentCode"`
+	ReplicaSetBy             string   `json:"replicaSetBy"`
+	PodsBy                   []string `json:"podsBy"`
+	PodCreates               int      `json:"podCreates"`
+	BindingsBy               []string `json:"bindingsBy"`
+	Bindings                 int      `json:"bindings"`
+	DeploymentControllerGets int      `json:"deploymentControllerGets"`
+	ReplicaSetControllerGets int      `json:"replicaSetControllerGets"`
+}
+
+// The order of the creations, from the audit log.
+type flowOrderEvidence struct {
+	ReplicaSetBeforePods    bool    `json:"replicaSetBeforePods"`
+	PodsBeforeBinding       bool    `json:"podsBeforeBinding"`
+	NoReplicaSetAt201       bool    `json:"noReplicaSetAt201"`
+	NoPodAt201              bool    `json:"noPodAt201"`
+	DeploymentResponseMs    float64 `json:"deploymentResponseMs"`
+	ReplicaSetStoredAfterMs float64 `json:"replicaSetStoredAfterMs"`
+}
+
+// Whether etcd holds the Deployment and its ReplicaSet.
+type flowEtcdEvidence struct {
+	ReplicaSetStored bool `json:"replicaSetStored"`
+	DeploymentStored bool `json:"deploymentStored"`
+}
+
+// The first ReplicaSet, Pod, binding and Ready Pod after kubectl apply,
+// over several applies.
+type timelineEvidence struct {
+	ReplicaSetMs framework.Samples `json:"replicaSetMs"`
+	PodMs        framework.Samples `json:"podMs"`
+	BindingMs    framework.Samples `json:"bindingMs"`
+	ReadyMs      framework.Samples `json:"readyMs"`
+}
+
+var (
+	replicaSetSeen = framework.DeclareEvidence[replicaSetEvidence]("replicaSet", specFlow)
+	podsSeen       = framework.DeclareEvidence[podsEvidence]("pods", specFlow)
+	podsBound      = framework.DeclareEvidence[podsBoundEvidence]("podsBound", specFlow)
+	podsRun        = framework.DeclareEvidence[podsRunEvidence]("podsRun", specFlow)
+	storage        = framework.DeclareEvidence[storageEvidence]("storage", specFlow)
+	flowWriters    = framework.DeclareEvidence[flowWritersEvidence]("writers", specFlow)
+	flowOrder      = framework.DeclareEvidence[flowOrderEvidence]("order", specFlow)
+	flowEtcd       = framework.DeclareEvidence[flowEtcdEvidence]("etcd", specFlow)
+	timeline       = framework.DeclareEvidence[timelineEvidence]("timeline", specTiming)
+)
+
 var _ = ginkgo.Describe("Deployment controllers", func() {
 	f := framework.New("deploy")
 
 	ginkgo.It("kubectl apply -f deployment.yaml: Deployment -> ReplicaSet -> 3 Pods, each owned by the one before",
-		framework.Checks("controllers-deployment-flow",
+		framework.Checks(specFlow,
 			"001-STORED", "001-DEPLOYMENT-CONTROLLER", "001-DESIRED-VS-CURRENT", "001-RS-NAME", "001-RS-STORED",
 			"001-RS-CONTROLLER", "001-PODS-UNSCHEDULED", "001-SCHEDULER-BINDING", "001-KUBELET-RUNS", "001-FLOW-ORDER",
 			"004-CONTROLLER-CHAIN", "004-LOOSE-COUPLING", "004-POD-NOT-YET-AT-201", "004-OWNERREF",
-			"004-INFORMER-CACHE", "004-TIME-RS", "004-TIME-POD", "004-TIME-BIND", "004-TIME-READY"),
+			"004-INFORMER-CACHE"),
 		func(ctx ginkgo.SpecContext) {
+			f.Needs(framework.ServiceAccounts)
 			auditLog, from := f.AuditLog()
-			pods := f.RecordPods(ctx)
-			apps := f.Client.AppsV1().RESTClient()
-			deployments := f.Record(ctx, "Deployments", cache.NewListWatchFromClient(apps, "deployments", f.Namespace, fields.Everything()))
-			replicaSets := f.Record(ctx, "ReplicaSets", cache.NewListWatchFromClient(apps, "replicasets", f.Namespace, fields.Everything()))
-			res, err := f.Kubectl.Run(ctx, bytes.NewReader(fixtures.MustRead("deployment.yaml")), "apply", "-f", "-", "--namespace", f.Namespace)
-			framework.ExpectNoError(err, "run kubectl apply")
-			gomega.Expect(res.ExitCode).To(gomega.Equal(0), res.String())
+			w := watchAll(ctx, f)
+			kubectl(ctx, f, "apply", "-f", "-", bytes.NewReader(fixtures.MustRead("deployment.yaml")))
 
-			ginkgo.By("three Pods, Ready")
-			_, _, events := framework.WaitForPodEvent(ctx, pods, "3 Ready Pods", func(_ observe.Event, _ *corev1.Pod) bool {
-				return podsNow(pods.Events()).ready >= 3
+			ginkgo.By("the Deployment controller makes a ReplicaSet: its name, label and owner")
+			rss, ok := framework.Await(ctx, w.rs, "a ReplicaSet of "+deploymentName, framework.Timeout.Controller, func(es []observe.Event) bool {
+				return len(latestReplicaSets(es)) > 0
 			})
 			dep, err := f.Client.AppsV1().Deployments(f.Namespace).Get(ctx, deploymentName, metav1.GetOptions{})
 			framework.ExpectNoError(err, "read the Deployment")
-			rsList, err := f.Client.AppsV1().ReplicaSets(f.Namespace).List(ctx, metav1.ListOptions{})
-			framework.ExpectNoError(err, "list ReplicaSets")
-			gomega.Expect(rsList.Items).To(gomega.HaveLen(1), "one ReplicaSet")
-			rs := rsList.Items[0]
-
-			ginkgo.By("the ReplicaSet: its name, label and owner")
-			hash := rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
-			owner := controllerRef(rs.OwnerReferences)
-			framework.Evidence("replicaSet", map[string]any{
-				"namePattern":      strings.Replace(rs.Name, hash, "{pod-template-hash}", 1),
-				"hashLabel":        hash != "",
-				"nameLikeExample":  regexp.MustCompile(`^` + deploymentName + `-[a-z0-9]{8,10}$`).MatchString(rs.Name),
-				"specReplicas":     *rs.Spec.Replicas,
-				"ownerAPIVersion":  owner["apiVersion"],
-				"ownerKind":        owner["kind"],
-				"ownerName":        owner["name"],
-				"ownerUIDMatches":  owner["uid"] == string(dep.UID),
-				"ownerController":  owner["controller"],
-				"ownerBlocksOwner": owner["blockOwnerDeletion"],
-			})
-
-			ginkgo.By("the Pods: names, owners, and their first stored state")
-			var podNames []string
-			ownedByRS, unscheduledAtCreation, running := 0, 0, 0
-			for _, e := range events {
-				p := framework.PodOf(e)
-				if p == nil || e.Type != watch.Added {
-					continue
-				}
-				podNames = append(podNames, strings.Replace(p.Name, rs.Name, "{replicaset}", 1))
-				if o := controllerRef(p.OwnerReferences); o["kind"] == "ReplicaSet" && o["name"] == rs.Name {
-					ownedByRS++
-				}
-				if p.Spec.NodeName == "" {
-					unscheduledAtCreation++
+			rsEv := replicaSetEvidence{Created: ok}
+			var rs *appsv1.ReplicaSet
+			for _, r := range latestReplicaSets(rss) {
+				rs = r
+			}
+			if ok {
+				hash := rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+				owner := controllerRef(rs.OwnerReferences)
+				rsEv = replicaSetEvidence{Created: true,
+					NamePattern: strings.Replace(rs.Name, hash, "{pod-template-hash}", 1), HashLabel: hash != "",
+					NameLikeExample: regexp.MustCompile(`^` + deploymentName + `-[a-z0-9]{8,10}$`).MatchString(rs.Name),
+					SpecReplicas:    *rs.Spec.Replicas, OwnerAPIVersion: owner.apiVersion, OwnerKind: owner.kind, OwnerName: owner.name,
+					OwnerUIDMatches: owner.uid == string(dep.UID), OwnerController: owner.controller, OwnerBlocksOwner: owner.blockOwnerDeletion,
 				}
 			}
-			current, err := f.Client.CoreV1().Pods(f.Namespace).List(ctx, metav1.ListOptions{})
-			framework.ExpectNoError(err, "list Pods")
+			replicaSetSeen.Record(rsEv)
+			if !ok {
+				framework.Unmet("kube-controller-manager", "the Deployment controller created a ReplicaSet", "none within "+framework.Timeout.Controller.String())
+			}
+			framework.Saw("kube-controller-manager", "the deployment controller created a ReplicaSet")
+			// Storage order is etcd's: a resourceVersion is the etcd revision
+			// of the write that made it, and revisions only grow.
+			depRV, rsRV := addedRevision(w.dp.Events()), addedRevision(w.rs.Events())
+			storage.Record(storageEvidence{DeploymentBeforeReplicaSet: depRV > 0 && rsRV > depRV, DeploymentRevision: depRV, ReplicaSetRevision: rsRV})
+
+			ginkgo.By("the ReplicaSet controller makes the Pods: names, owners, and their first stored state")
+			added := func(es []observe.Event) []*corev1.Pod {
+				var out []*corev1.Pod
+				for _, e := range es {
+					if p := framework.PodOf(e); p != nil && e.Type == watch.Added {
+						out = append(out, p)
+					}
+				}
+				return out
+			}
+			podEvents, _ := framework.Await(ctx, w.pod, "3 Pods of "+rs.Name, framework.Timeout.Controller, func(es []observe.Event) bool { return len(added(es)) >= 3 })
+			pev := podsEvidence{}
+			var podNames []string
+			for _, p := range added(podEvents) {
+				pev.Created++
+				podNames = append(podNames, strings.Replace(p.Name, rs.Name, "{replicaset}", 1))
+				if o := controllerRef(p.OwnerReferences); o.kind == "ReplicaSet" && o.name == rs.Name {
+					pev.OwnedByReplicaSet++
+				}
+				if p.Spec.NodeName == "" {
+					pev.UnscheduledAtCreation++
+				}
+			}
+			pev.NamePatternOK = allMatch(podNames, `^\{replicaset\}-[a-z0-9]{5}$`)
+			podsSeen.Record(pev)
+			if pev.Created < 3 {
+				framework.Unmet("kube-controller-manager", "the ReplicaSet controller created 3 Pods", fmt.Sprintf("%d within %s", pev.Created, framework.Timeout.Controller))
+			}
+			framework.Saw("kube-controller-manager", "the replicaset controller created Pods")
+
+			ginkgo.By("the scheduler binds them, the kubelet runs them")
+			bound, _ := framework.Await(ctx, w.pod, "3 Pods bound", framework.Timeout.Bind, func(es []observe.Event) bool { return podsNow(es).bound >= 3 })
+			podsBound.Record(podsBoundEvidence{Bound: podsNow(bound).bound})
+			if podsNow(bound).bound < 3 {
+				framework.Unmet("kube-scheduler", "the 3 Pods were bound to nodes", fmt.Sprintf("%d within %s", podsNow(bound).bound, framework.Timeout.Bind))
+			}
+			readyEvents, _ := framework.Await(ctx, w.pod, "3 Ready Pods", framework.Timeout.PodStart, func(es []observe.Event) bool { return podsNow(es).ready >= 3 })
+			state := podsNow(readyEvents)
 			runtimes := map[string]bool{}
-			for _, p := range current.Items {
+			for _, p := range state.pods {
 				for _, cs := range p.Status.ContainerStatuses {
 					if cs.State.Running != nil {
-						running++
 						name, _, _ := strings.Cut(cs.ContainerID, "://")
 						runtimes[name] = true
 					}
 				}
 			}
-			framework.Evidence("pods", map[string]any{
-				"created": len(podNames), "namePatternOK": allMatch(podNames, `^\{replicaset\}-[a-z0-9]{5}$`),
-				"ownedByReplicaSet": ownedByRS, "unscheduledAtCreation": unscheduledAtCreation,
-				"running": running, "runtimes": keys(runtimes),
-			})
+			podsRun.Record(podsRunEvidence{Running: state.running, Ready: state.ready, Runtimes: keys(runtimes)})
+			if state.ready < 3 {
+				framework.Unmet("kubelet", "the 3 Pods ran and turned Ready", fmt.Sprintf("%d running, %d Ready within %s", state.running, state.ready, framework.Timeout.PodStart))
+			}
 
-			// Storage order is etcd's: a resourceVersion is the etcd revision
-			// of the write that made it, and revisions only grow.
-			depRV, rsRV := addedRevision(deployments.Events()), addedRevision(replicaSets.Events())
-			framework.Evidence("storage", map[string]any{
-				"deploymentBeforeReplicaSet": depRV > 0 && rsRV > depRV,
-				"deploymentRevision":         depRV,
-				"replicaSetRevision":         rsRV,
-			})
 			if auditLog != nil {
-				recordFlowAudit(ctx, f, auditLog, from, events)
+				recordFlowAudit(ctx, f, auditLog, from)
 			}
 			if db := f.Etcd(); db != nil {
 				key := "/registry/replicasets/" + f.Namespace + "/" + rs.Name
@@ -138,15 +253,24 @@ var _ = ginkgo.Describe("Deployment controllers", func() {
 				depKey := "/registry/deployments/" + f.Namespace + "/" + deploymentName
 				_, depFound, err := db.Get(ctx, depKey)
 				framework.ExpectNoError(err, "read %s", depKey)
-				framework.Evidence("etcd", map[string]any{"replicaSetStored": found, "deploymentStored": depFound})
+				flowEtcd.Record(flowEtcdEvidence{ReplicaSetStored: found, DeploymentStored: depFound})
 			}
+		})
+
+	ginkgo.It("kubectl apply -f deployment.yaml, three times: when the ReplicaSet, the first Pod, its binding and its readiness come",
+		framework.Checks(specTiming, "004-TIME-RS", "004-TIME-POD", "004-TIME-BIND", "004-TIME-READY"),
+		func(ctx ginkgo.SpecContext) {
+			f.Require(cluster.AuditLog)
+			f.Needs(framework.PodsReady, framework.PodsCreated)
+			measureTimeline(ctx, f)
 		})
 })
 
 // recordFlowAudit reads who created what, in which order and when.
-func recordFlowAudit(ctx context.Context, f *framework.Framework, log *audit.Log, from audit.Offset, podEvents []observe.Event) {
+func recordFlowAudit(ctx context.Context, f *framework.Framework, log *audit.Log, from audit.Offset) {
+	ginkgo.GinkgoHelper()
 	ginkgo.By("reading the audit log: who wrote what, and when")
-	events, err := log.WaitFor(ctx, from, framework.AuditTimeout, "the Deployment, ReplicaSet and Pod creations and 3 bindings", audit.InNamespace(f.Namespace), func(es []audit.Event) bool {
+	events, err := log.WaitFor(ctx, from, framework.Timeout.Audit, "the Deployment, ReplicaSet and Pod creations and 3 bindings", audit.InNamespace(f.Namespace), func(es []audit.Event) bool {
 		return count(es, "create", "pods", "binding", "") >= 3
 	})
 	framework.ExpectNoError(err, "read the flow from the audit log")
@@ -157,44 +281,105 @@ func recordFlowAudit(ctx context.Context, f *framework.Framework, log *audit.Log
 	binding := first(events, "create", "pods", "binding", "")
 	gomega.Expect([]*audit.Event{depCreate, rsCreate, podCreate, binding}).NotTo(gomega.ContainElement(gomega.BeNil()), "the audit log lacks a step of the flow")
 
-	framework.Evidence("writers", map[string]any{
-		"deploymentBy":      depCreate.UserAgent,
-		"deploymentKubectl": strings.HasPrefix(depCreate.UserAgent, "kubectl/"),
-		"deploymentCode":    depCreate.Code(),
-		"replicaSetBy":      rsCreate.User.Username,
-		"podsBy":            usersOf(events, "create", "pods", ""),
-		"podCreates":        count(events, "create", "pods", "", ""),
-		"bindingsBy":        usersOf(events, "create", "pods", "binding"),
-		"bindings":          count(events, "create", "pods", "binding", ""),
+	flowWriters.Record(flowWritersEvidence{
+		DeploymentBy:      depCreate.UserAgent,
+		DeploymentKubectl: strings.HasPrefix(depCreate.UserAgent, "kubectl/"),
+		DeploymentCode:    depCreate.Code(),
+		ReplicaSetBy:      rsCreate.User.Username,
+		PodsBy:            usersOf(events, "create", "pods", ""),
+		PodCreates:        count(events, "create", "pods", "", ""),
+		BindingsBy:        usersOf(events, "create", "pods", "binding"),
+		Bindings:          count(events, "create", "pods", "binding", ""),
 		// Reads a controller makes outside its watches: with an informer
 		// cache, there should be none.
-		"deploymentControllerGets": count(events, "get", "", "*", deploymentController),
-		"replicaSetControllerGets": count(events, "get", "", "*", replicaSetController),
+		DeploymentControllerGets: count(events, "get", "", "*", deploymentController),
+		ReplicaSetControllerGets: count(events, "get", "", "*", replicaSetController),
 	})
-	framework.Evidence("order", map[string]any{
-		"replicaSetBeforePods": rsCreate.RequestReceivedTimestamp.Before(podCreate.RequestReceivedTimestamp),
-		"podsBeforeBinding":    podCreate.RequestReceivedTimestamp.Before(binding.RequestReceivedTimestamp),
+	flowOrder.Record(flowOrderEvidence{
+		ReplicaSetBeforePods: rsCreate.RequestReceivedTimestamp.Before(podCreate.RequestReceivedTimestamp),
+		PodsBeforeBinding:    podCreate.RequestReceivedTimestamp.Before(binding.RequestReceivedTimestamp),
 		// The 201 goes out when the create's response completes: had a
 		// ReplicaSet or Pod been stored by then, it existed "at the 201".
-		"noReplicaSetAt201":       !rsCreate.StageTimestamp.Before(depCreate.StageTimestamp),
-		"noPodAt201":              !podCreate.StageTimestamp.Before(depCreate.StageTimestamp),
-		"deploymentResponseMs":    framework.Millis(depCreate.StageTimestamp.Sub(depCreate.RequestReceivedTimestamp)),
-		"replicaSetStoredAfterMs": framework.Millis(rsCreate.StageTimestamp.Sub(depCreate.RequestReceivedTimestamp)),
+		NoReplicaSetAt201:       !rsCreate.StageTimestamp.Before(depCreate.StageTimestamp),
+		NoPodAt201:              !podCreate.StageTimestamp.Before(depCreate.StageTimestamp),
+		DeploymentResponseMs:    framework.Millis(depCreate.StageTimestamp.Sub(depCreate.RequestReceivedTimestamp)),
+		ReplicaSetStoredAfterMs: framework.Millis(rsCreate.StageTimestamp.Sub(depCreate.RequestReceivedTimestamp)),
 	})
-	t0 := depCreate.RequestReceivedTimestamp
-	readyAt := time.Time{}
-	for _, e := range podEvents {
-		if p := framework.PodOf(e); p != nil && framework.PodReady(p) {
-			readyAt = e.Received
-			break
+}
+
+// timelineSamples is how often the timing spec applies deployment.yaml.
+const timelineSamples = 3
+
+// measureTimeline applies deployment.yaml (under new names) one after the
+// other, each until its Pods are Ready, and records when the first
+// ReplicaSet, Pod, binding and Ready Pod came after the Deployment's create
+// request (audit log times; Ready as the watch received it).
+func measureTimeline(ctx context.Context, f *framework.Framework) {
+	ginkgo.GinkgoHelper()
+	log, from := f.AuditLog()
+	w := watchAll(ctx, f)
+	readyAt := map[string]time.Time{}
+	names := make([]string, timelineSamples)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s-%d", deploymentName, i)
+		create(ctx, f, deployment(names[i], 3))
+		events, ok := framework.Await(ctx, w.pod, "3 Ready Pods of "+names[i], framework.Timeout.PodStart, func(es []observe.Event) bool {
+			return podsNow(es).readyWithPrefix(names[i]+"-") >= 3
+		})
+		if !ok {
+			framework.Unmet("kubelet", "the Pods of "+names[i]+" turned Ready", fmt.Sprintf("last seen: %+v", podsNow(events).names))
+		}
+		for _, e := range events {
+			if p := framework.PodOf(e); p != nil && strings.HasPrefix(p.Name, names[i]+"-") && framework.PodReady(p) {
+				readyAt[names[i]] = e.Received
+				break
+			}
 		}
 	}
-	framework.Evidence("timeline", map[string]any{
-		"replicaSetMs": framework.Millis(rsCreate.RequestReceivedTimestamp.Sub(t0)),
-		"podMs":        framework.Millis(podCreate.RequestReceivedTimestamp.Sub(t0)),
-		"bindingMs":    framework.Millis(binding.RequestReceivedTimestamp.Sub(t0)),
-		"readyMs":      framework.Millis(readyAt.Sub(t0)),
+	events, err := log.WaitFor(ctx, from, framework.Timeout.Audit, "every Deployment's first binding", audit.InNamespace(f.Namespace), func(es []audit.Event) bool {
+		return count(es, "create", "pods", "binding", "") >= 3*timelineSamples
 	})
+	framework.ExpectNoError(err, "read the applies from the audit log")
+	var rsMs, podMs, bindMs, readyMs []float64
+	for _, name := range names {
+		dep := firstOf(events, "create", "deployments", "", func(e audit.Event) bool { return e.ObjectRef.Name == name })
+		rs := firstOf(events, "create", "replicasets", "", func(e audit.Event) bool { return strings.HasPrefix(createdName(e), name+"-") })
+		pod := firstOf(events, "create", "pods", "", func(e audit.Event) bool { return strings.HasPrefix(createdName(e), name+"-") })
+		bind := firstOf(events, "create", "pods", "binding", func(e audit.Event) bool { return strings.HasPrefix(e.ObjectRef.Name, name+"-") })
+		gomega.Expect([]*audit.Event{dep, rs, pod, bind}).NotTo(gomega.ContainElement(gomega.BeNil()), "the audit log lacks a step of %s's flow", name)
+		t0 := dep.RequestReceivedTimestamp
+		rsMs = append(rsMs, framework.Millis(rs.RequestReceivedTimestamp.Sub(t0)))
+		podMs = append(podMs, framework.Millis(pod.RequestReceivedTimestamp.Sub(t0)))
+		bindMs = append(bindMs, framework.Millis(bind.RequestReceivedTimestamp.Sub(t0)))
+		readyMs = append(readyMs, framework.Millis(readyAt[name].Sub(t0)))
+	}
+	timeline.Record(timelineEvidence{ReplicaSetMs: framework.NewSamples(rsMs), PodMs: framework.NewSamples(podMs),
+		BindingMs: framework.NewSamples(bindMs), ReadyMs: framework.NewSamples(readyMs)})
+}
+
+// createdName is the name of the object a create made: the request names
+// it only in its body when the name is generated.
+func createdName(e audit.Event) string {
+	if e.ObjectRef.Name != "" {
+		return e.ObjectRef.Name
+	}
+	var obj struct {
+		Metadata struct{ Name, GenerateName string }
+	}
+	_ = json.Unmarshal(e.RequestObject, &obj)
+	if obj.Metadata.Name != "" {
+		return obj.Metadata.Name
+	}
+	return obj.Metadata.GenerateName
+}
+
+func firstOf(es []audit.Event, verb, resource, subresource string, also func(audit.Event) bool) *audit.Event {
+	for i, e := range es {
+		if matches(e, verb, resource, subresource, "") && also(e) {
+			return &es[i]
+		}
+	}
+	return nil
 }
 
 func first(es []audit.Event, verb, resource, subresource, user string) *audit.Event {
@@ -233,15 +418,21 @@ func usersOf(es []audit.Event, verb, resource, subresource string) []string {
 	return keys(seen)
 }
 
-// controllerRef renders the controller owner reference as generic values.
-func controllerRef(refs []metav1.OwnerReference) map[string]any {
+// ownerRef is a controller owner reference's fields.
+type ownerRef struct {
+	apiVersion, kind, name, uid    string
+	controller, blockOwnerDeletion bool
+}
+
+// controllerRef returns the controller owner reference (zero if none).
+func controllerRef(refs []metav1.OwnerReference) ownerRef {
 	for _, r := range refs {
 		if r.Controller != nil && *r.Controller {
-			return map[string]any{"apiVersion": r.APIVersion, "kind": r.Kind, "name": r.Name, "uid": string(r.UID),
-				"controller": true, "blockOwnerDeletion": r.BlockOwnerDeletion != nil && *r.BlockOwnerDeletion}
+			return ownerRef{apiVersion: r.APIVersion, kind: r.Kind, name: r.Name, uid: string(r.UID),
+				controller: true, blockOwnerDeletion: r.BlockOwnerDeletion != nil && *r.BlockOwnerDeletion}
 		}
 	}
-	return map[string]any{}
+	return ownerRef{}
 }
 
 func allMatch(ss []string, re string) bool {

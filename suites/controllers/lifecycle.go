@@ -3,13 +3,17 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"io"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
@@ -18,148 +22,245 @@ import (
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/audit"
 	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/framework/podstate"
 )
 
-// lifecycleTimeout bounds each wait for controllers to converge.
-const lifecycleTimeout = 3 * time.Minute
+// Scaling up, as the watches saw it when the window ended.
+type scaleUpEvidence struct {
+	Ready      int   `json:"ready"`
+	ReplicaSet int32 `json:"replicaSet"`
+}
+
+// Scaling down.
+type scaleDownEvidence struct {
+	Pods       int   `json:"pods"`
+	ReplicaSet int32 `json:"replicaSet"`
+}
+
+// The last Pod deleted by hand.
+type selfHealEvidence struct {
+	Recreated bool `json:"recreated"`
+	Ready     int  `json:"ready"`
+}
+
+// A Deployment deleted with background propagation: what was left of its
+// dependents when the window ended, and who deleted them.
+type backgroundEvidence struct {
+	RSGone               bool     `json:"rsGone"`
+	PodsGone             bool     `json:"podsGone"`
+	ReplicaSetsRemaining int      `json:"replicaSetsRemaining"`
+	PodsRemaining        int      `json:"podsRemaining"`
+	ReplicaSetsDeletedBy []string `json:"replicaSetsDeletedBy,omitempty"`
+}
+
+// A Deployment deleted with foreground propagation.
+type foregroundEvidence struct {
+	MarkedWithFinalizer      bool `json:"markedWithFinalizer"`
+	DeploymentGone           bool `json:"deploymentGone"`
+	OwnerGoneAfterDependents bool `json:"ownerGoneAfterDependents"`
+}
+
+// A Deployment deleted with propagationPolicy Orphan.
+type orphanEvidence struct {
+	DeploymentGone             bool `json:"deploymentGone"`
+	OwnerRefRemoved            bool `json:"ownerRefRemoved"`
+	ReplicaSetsRemain          int  `json:"replicaSetsRemain"`
+	PodsRemain                 int  `json:"podsRemain"`
+	PodsStillOwnedByReplicaSet int  `json:"podsStillOwnedByReplicaSet"`
+	DependentsCleanedUp        bool `json:"dependentsCleanedUp"`
+}
+
+// A rolling update: the extremes maxSurge and maxUnavailable bound, and the
+// ReplicaSets before and after.
+type rolloutEvidence struct {
+	Completed     bool   `json:"completed"`
+	Replicas      int32  `json:"replicas"`
+	MaxDesired    int32  `json:"maxDesired"`
+	MaxPods       int    `json:"maxPods"`
+	MinAvailable  int32  `json:"minAvailable"`
+	WithinBounds  bool   `json:"withinBounds"`
+	NewReplicaSet bool   `json:"newReplicaSet"`
+	OldScaledDown bool   `json:"oldScaledDown"`
+	OldRevision   string `json:"oldRevision"`
+	NewRevision   string `json:"newRevision"`
+}
+
+type reconcilesEvidence struct {
+	ReplicaSetUpdates int `json:"replicaSetUpdates"`
+}
+
+type undoEvidence struct {
+	BackToFirstTemplate bool   `json:"backToFirstTemplate"`
+	Revision            string `json:"revision"`
+	ReplicaSets         int    `json:"replicaSets"`
+}
+
+type historyEvidence struct {
+	ReplicaSetsLeft int `json:"replicaSetsLeft"`
+	Limit           int `json:"limit"`
+}
+
+// A Recreate rollout: when the old Pods stopped and the first new one came.
+type recreateEvidence struct {
+	OldStopped       int     `json:"oldStopped"`
+	OldGoneBeforeNew bool    `json:"oldGoneBeforeNew"`
+	GapMs            float64 `json:"gapMs"`
+}
+
+var (
+	scaleUp    = framework.DeclareEvidence[scaleUpEvidence]("scaleUp", specScale)
+	scaleDown  = framework.DeclareEvidence[scaleDownEvidence]("scaleDown", specScale)
+	selfHeal   = framework.DeclareEvidence[selfHealEvidence]("selfHeal", specScale)
+	background = framework.DeclareEvidence[backgroundEvidence]("background", specCascade)
+	foreground = framework.DeclareEvidence[foregroundEvidence]("foreground", specCascade)
+	orphan     = framework.DeclareEvidence[orphanEvidence]("orphan", specCascade)
+	rollout    = framework.DeclareEvidence[rolloutEvidence]("rollout", specRollout)
+	reconciles = framework.DeclareEvidence[reconcilesEvidence]("reconciles", specRollout)
+	undo       = framework.DeclareEvidence[undoEvidence]("undo", specRollout)
+	history    = framework.DeclareEvidence[historyEvidence]("history", specRollout)
+	recreate   = framework.DeclareEvidence[recreateEvidence]("recreate", specRecreate)
+)
 
 var _ = ginkgo.Describe("Deployment lifecycle", func() {
 	f := framework.New("lifecycle")
 
 	ginkgo.It("desired state: the Pods follow the replica count, and a deleted Pod comes back",
-		framework.Checks("controllers-scale", "001-ABSTRACTION", "001-AUTOMATES-RS"),
+		framework.Checks(specScale, "001-ABSTRACTION", "001-AUTOMATES-RS"),
 		func(ctx ginkgo.SpecContext) {
+			f.Needs(framework.PodsReady, framework.PodsCreated)
 			w := watchAll(ctx, f)
 			create(ctx, f, deployment("scaled", 2))
-			w.pods(ctx, "2 Ready Pods", func(s podState) bool { return s.ready == 2 })
+			w.podsOrStop(ctx, "2 Ready Pods", func(s podState) bool { return s.ready == 2 })
 
 			ginkgo.By("kubectl scale --replicas=4")
 			kubectl(ctx, f, "scale", "deployment/scaled", "--replicas=4")
-			up := w.pods(ctx, "4 Ready Pods", func(s podState) bool { return s.ready == 4 })
-			rsUp := w.replicaSetReplicas(ctx)
+			up, upOK := w.podsWithin(ctx, "4 Ready Pods", framework.Timeout.PodStart, func(s podState) bool { return s.ready == 4 })
+			scaleUp.Record(scaleUpEvidence{Ready: up.ready, ReplicaSet: w.replicaSetReplicas(ctx)})
+			w.stopUnless(upOK, "the Deployment scaled up to 4 Ready Pods", up)
 
 			ginkgo.By("kubectl scale --replicas=1")
 			kubectl(ctx, f, "scale", "deployment/scaled", "--replicas=1")
-			down := w.pods(ctx, "1 Pod left", func(s podState) bool { return s.existing == 1 && s.ready == 1 })
-			rsDown := w.replicaSetReplicas(ctx)
+			down, downOK := w.podsWithin(ctx, "1 Pod left", framework.Timeout.PodStart, func(s podState) bool { return s.existing == 1 && s.ready == 1 })
+			scaleDown.Record(scaleDownEvidence{Pods: down.existing, ReplicaSet: w.replicaSetReplicas(ctx)})
+			w.stopUnless(downOK, "the Deployment scaled down to 1 Pod", down)
 
 			ginkgo.By("deleting the last Pod")
 			victim := down.names[0]
 			framework.ExpectNoError(f.Client.CoreV1().Pods(f.Namespace).Delete(ctx, victim, metav1.DeleteOptions{}), "delete Pod %s", victim)
-			healed := w.pods(ctx, "a new Ready Pod in place of "+victim, func(s podState) bool {
+			healed, _ := w.podsWithin(ctx, "a new Ready Pod in place of "+victim, framework.Timeout.PodStart, func(s podState) bool {
 				return s.ready == 1 && !slices.Contains(s.names, victim)
 			})
-			framework.Evidence("scale", map[string]any{
-				"readyAfterScaleUp": up.ready, "replicaSetAfterScaleUp": rsUp, "podsAfterScaleDown": down.existing,
-				"replicaSetAfterScaleDown": rsDown, "recreated": !slices.Contains(healed.names, victim), "readyAfterDelete": healed.ready,
-			})
+			selfHeal.Record(selfHealEvidence{Recreated: len(healed.names) > 0 && !slices.Contains(healed.names, victim), Ready: healed.ready})
 		})
 
 	ginkgo.It("cascading deletion: background removes dependents, foreground waits for them, orphan keeps them",
-		framework.Checks("controllers-cascade", "004-CASCADE", "004-GC-GRAPH"),
+		framework.Checks(specCascade, "004-CASCADE", "004-GC-GRAPH"),
 		func(ctx ginkgo.SpecContext) {
+			f.Needs(framework.PodsCreated)
 			auditLog, from := f.AuditLog()
 			w := watchAll(ctx, f)
 			for _, name := range []string{"background", "foreground", "orphan"} {
 				create(ctx, f, deployment(name, 1))
 			}
-			w.pods(ctx, "3 Ready Pods", func(s podState) bool { return s.ready == 3 })
+			w.podsOrStop(ctx, "a Pod of each Deployment", func(s podState) bool { return s.existing == 3 })
 
 			ginkgo.By("kubectl delete deployment background (kubectl's default: background)")
-			kubectl(ctx, f, "delete", "deployment", "background")
-			bg := w.gone(ctx, "background")
-
-			ginkgo.By("deleting foreground: the Deployment stays, marked, until its dependents are gone")
-			fg := metav1.DeletePropagationForeground
-			framework.ExpectNoError(f.Client.AppsV1().Deployments(f.Namespace).Delete(ctx, "foreground", metav1.DeleteOptions{PropagationPolicy: &fg}), "delete foreground")
-			w.gone(ctx, "foreground")
-			foreground := w.foregroundEvidence(ctx, "foreground")
-
-			ginkgo.By("deleting orphan: its ReplicaSet and Pod stay, without an owner")
-			orphanPolicy := metav1.DeletePropagationOrphan
-			framework.ExpectNoError(f.Client.AppsV1().Deployments(f.Namespace).Delete(ctx, "orphan", metav1.DeleteOptions{PropagationPolicy: &orphanPolicy}), "delete orphan")
-			orphaned := w.orphaned(ctx, "orphan")
-
-			ev := map[string]any{"rsGone": bg.replicaSets == 0, "podsGone": bg.pods == 0}
+			kubectl(ctx, f, "delete", "deployment", "background", "--wait=false")
+			bg := w.dependentsGone(ctx, "background")
 			if auditLog != nil {
 				deletes, err := auditLog.Since(from, audit.All(audit.Verbs("delete"), func(e audit.Event) bool {
 					return e.ObjectRef != nil && e.ObjectRef.Namespace == f.Namespace && e.ObjectRef.Resource == "replicasets"
 				}))
 				framework.ExpectNoError(err, "read the ReplicaSet deletions from the audit log")
-				var by []string
 				for _, d := range deletes {
-					by = append(by, d.User.Username)
+					bg.ReplicaSetsDeletedBy = append(bg.ReplicaSetsDeletedBy, d.User.Username)
 				}
-				ev["replicaSetsDeletedBy"] = by
 			}
-			framework.Evidence("background", ev)
-			framework.Evidence("foreground", foreground)
-			framework.Evidence("orphan", orphaned)
+			background.Record(bg)
+
+			ginkgo.By("deleting foreground: the Deployment stays, marked, until its dependents are gone")
+			fg := metav1.DeletePropagationForeground
+			framework.ExpectNoError(f.Client.AppsV1().Deployments(f.Namespace).Delete(ctx, "foreground", metav1.DeleteOptions{PropagationPolicy: &fg}), "delete foreground")
+			foreground.Record(w.foregroundDeletion(ctx, "foreground"))
+
+			ginkgo.By("deleting orphan: its ReplicaSet and Pod stay, without an owner")
+			orphanPolicy := metav1.DeletePropagationOrphan
+			framework.ExpectNoError(f.Client.AppsV1().Deployments(f.Namespace).Delete(ctx, "orphan", metav1.DeleteOptions{PropagationPolicy: &orphanPolicy}), "delete orphan")
+			orphan.Record(w.orphaned(ctx, "orphan"))
+			if !bg.RSGone || !bg.PodsGone {
+				framework.Unmet("kube-controller-manager", "the garbage collector deleted the dependents of a deleted Deployment",
+					fmt.Sprintf("%d ReplicaSets and %d Pods still there %s after the delete", bg.ReplicaSetsRemaining, bg.PodsRemaining, framework.Timeout.Controller))
+			}
+			framework.Saw("kube-controller-manager", "the garbage collector deleted a deleted Deployment's ReplicaSet and Pods")
 		})
 
 	ginkgo.It("rolling update within maxSurge and maxUnavailable, revisions, rollout undo and revisionHistoryLimit",
-		framework.Checks("controllers-rollout", "001-AUTOMATES-ROLLING", "001-ROLLBACK", "004-ROLLING-SURGE", "004-MULTIPLE-RECONCILES"),
+		framework.Checks(specRollout, "001-AUTOMATES-ROLLING", "001-ROLLBACK", "004-ROLLING-SURGE", "004-MULTIPLE-RECONCILES"),
 		func(ctx ginkgo.SpecContext) {
+			f.Needs(framework.PodsReady, framework.PodsCreated)
 			auditLog, _ := f.AuditLog()
 			w := watchAll(ctx, f)
 			create(ctx, f, deployment(deploymentName, 3))
-			w.complete(ctx, deploymentName)
+			w.completeOrStop(ctx, deploymentName)
 			firstRS := w.currentReplicaSet(ctx, deploymentName)
 
 			ginkgo.By("changing the Pod template: kubectl set env")
 			from, _ := markAudit(auditLog)
 			start, podStart := len(w.rs.Events()), len(w.pod.Events())
 			kubectl(ctx, f, "set", "env", "deployment/"+deploymentName, "ROLLOUT=2")
-			w.complete(ctx, deploymentName)
-			secondRS := w.currentReplicaSet(ctx, deploymentName)
-			bounds := rolloutBounds(w.rs.Events(), start, w.pod.Events(), podStart, 3)
-			framework.Evidence("rollout", merge(bounds, map[string]any{
-				"newReplicaSet":  secondRS.Name != firstRS.Name,
-				"oldScaledDown":  w.replicas(ctx, firstRS.Name) == 0,
-				"oldRevision":    firstRS.Annotations["deployment.kubernetes.io/revision"],
-				"newRevision":    secondRS.Annotations["deployment.kubernetes.io/revision"],
-				"maxSurge":       1,
-				"maxUnavailable": 0,
-			}))
+			// maxSurge and maxUnavailable are the defaults (25%): for 3
+			// replicas 1 Pod more and none fewer.
+			ev := rolloutEvidence{Completed: w.complete(ctx, deploymentName), Replicas: 3}
+			rolloutBounds(&ev, w.rs.Events(), start, w.pod.Events(), podStart)
+			if ev.Completed {
+				secondRS := w.currentReplicaSet(ctx, deploymentName)
+				ev.NewReplicaSet, ev.OldScaledDown = secondRS.Name != firstRS.Name, w.replicas(ctx, firstRS.Name) == 0
+				ev.OldRevision = firstRS.Annotations["deployment.kubernetes.io/revision"]
+				ev.NewRevision = secondRS.Annotations["deployment.kubernetes.io/revision"]
+			}
+			rollout.Record(ev)
 			if auditLog != nil {
 				updates, err := auditLog.Since(from, audit.All(audit.By(deploymentController), audit.Verbs("update", "patch"), func(e audit.Event) bool {
 					return e.ObjectRef != nil && e.ObjectRef.Resource == "replicasets" && e.ObjectRef.Namespace == f.Namespace
 				}))
 				framework.ExpectNoError(err, "read the ReplicaSet updates from the audit log")
-				framework.Evidence("reconciles", map[string]any{"replicaSetUpdates": len(updates)})
+				reconciles.Record(reconcilesEvidence{ReplicaSetUpdates: len(updates)})
+			}
+			if !ev.Completed {
+				framework.Unmet("kube-controller-manager", "the Deployment rolled out its new template", "not complete within "+framework.Timeout.Rollout.String())
 			}
 
 			ginkgo.By("kubectl rollout undo")
 			kubectl(ctx, f, "rollout", "undo", "deployment/"+deploymentName)
-			w.complete(ctx, deploymentName)
+			w.completeOrStop(ctx, deploymentName)
 			undone := w.currentReplicaSet(ctx, deploymentName)
 			all, err := f.Client.AppsV1().ReplicaSets(f.Namespace).List(ctx, metav1.ListOptions{})
 			framework.ExpectNoError(err, "list ReplicaSets")
-			framework.Evidence("undo", map[string]any{
-				"backToFirstTemplate": undone.Name == firstRS.Name, "revision": undone.Annotations["deployment.kubernetes.io/revision"],
-				"replicaSets": len(all.Items),
-			})
+			undo.Record(undoEvidence{BackToFirstTemplate: undone.Name == firstRS.Name, Revision: undone.Annotations["deployment.kubernetes.io/revision"], ReplicaSets: len(all.Items)})
 
 			ginkgo.By("revisionHistoryLimit 1, then another rollout: the oldest ReplicaSet is pruned")
 			kubectl(ctx, f, "patch", "deployment/"+deploymentName, "--type=merge", "-p", `{"spec":{"revisionHistoryLimit":1}}`)
 			kubectl(ctx, f, "set", "env", "deployment/"+deploymentName, "ROLLOUT=3")
-			w.complete(ctx, deploymentName)
-			left := w.replicaSetsUntil(ctx, "at most 2 ReplicaSets (1 old + the current)", func(n int) bool { return n <= 2 })
-			framework.Evidence("history", map[string]any{"replicaSetsLeft": left, "limit": 1})
+			w.completeOrStop(ctx, deploymentName)
+			events, _ := framework.Await(ctx, w.rs, "at most 2 ReplicaSets (1 old + the current)", framework.Timeout.Controller, func(es []observe.Event) bool {
+				return len(latestReplicaSets(es)) <= 2
+			})
+			history.Record(historyEvidence{ReplicaSetsLeft: len(latestReplicaSets(events)), Limit: 1})
 		})
 
 	ginkgo.It("Recreate: all old Pods are gone before a new one is created",
-		framework.Checks("controllers-recreate", "004-STRATEGIES"),
+		framework.Checks(specRecreate, "004-STRATEGIES"),
 		func(ctx ginkgo.SpecContext) {
+			f.Needs(framework.PodsReady, framework.PodsCreated)
 			w := watchAll(ctx, f)
 			d := deployment("recreated", 2)
 			d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 			create(ctx, f, d)
-			w.complete(ctx, "recreated")
-			old := w.pods(ctx, "2 Ready Pods", func(s podState) bool { return s.ready == 2 })
+			w.completeOrStop(ctx, "recreated")
+			old := w.podsOrStop(ctx, "2 Ready Pods", func(s podState) bool { return s.ready == 2 })
 			start := len(w.pod.Events())
 			kubectl(ctx, f, "set", "env", "deployment/recreated", "ROLLOUT=2")
-			w.complete(ctx, "recreated")
+			w.completeOrStop(ctx, "recreated")
 			// An old Pod is gone once its containers stopped (or its object
 			// went), whichever the watch shows first.
 			stopped := map[string]time.Time{}
@@ -183,10 +284,10 @@ var _ = ginkgo.Describe("Deployment lifecycle", func() {
 					lastStopped = t
 				}
 			}
-			framework.Evidence("recreate", map[string]any{
-				"oldStopped":       len(stopped),
-				"oldGoneBeforeNew": len(stopped) == len(old.names) && !firstNew.IsZero() && lastStopped.Before(firstNew),
-				"gapMs":            framework.Millis(firstNew.Sub(lastStopped)),
+			recreate.Record(recreateEvidence{
+				OldStopped:       len(stopped),
+				OldGoneBeforeNew: len(stopped) == len(old.names) && !firstNew.IsZero() && lastStopped.Before(firstNew),
+				GapMs:            framework.Millis(firstNew.Sub(lastStopped)),
 			})
 		})
 })
@@ -208,10 +309,23 @@ func watchAll(ctx context.Context, f *framework.Framework) *watcher {
 	}
 }
 
-// podState is the namespace's Pods as the watch last saw them.
+// podState is the namespace's Pods as the watch last saw them (those
+// being deleted left out).
 type podState struct {
-	existing, ready int
-	names           []string
+	existing, bound, running, ready int
+	names                           []string
+	pods                            []*corev1.Pod
+}
+
+// readyWithPrefix counts the Ready Pods whose name starts with prefix.
+func (s podState) readyWithPrefix(prefix string) int {
+	n := 0
+	for _, p := range s.pods {
+		if strings.HasPrefix(p.Name, prefix) && framework.PodReady(p) {
+			n++
+		}
+	}
+	return n
 }
 
 func podsNow(events []observe.Event) podState {
@@ -228,26 +342,55 @@ func podsNow(events []observe.Event) podState {
 		}
 	}
 	var s podState
-	for name, p := range latest {
+	for _, name := range slices.Sorted(maps.Keys(latest)) {
+		p := latest[name]
 		if p.DeletionTimestamp != nil {
 			continue
 		}
 		s.existing++
 		s.names = append(s.names, name)
+		s.pods = append(s.pods, p)
+		if p.Spec.NodeName != "" {
+			s.bound++
+		}
+		if podstate.AllRunning(p.Status.ContainerStatuses, len(p.Spec.Containers)) {
+			s.running++
+		}
 		if framework.PodReady(p) {
 			s.ready++
 		}
 	}
-	slices.Sort(s.names)
 	return s
 }
 
-func (w *watcher) pods(ctx context.Context, what string, ok func(podState) bool) podState {
+func (s podState) String() string {
+	return fmt.Sprintf("%d Pods (%d bound, %d running, %d Ready): %v", s.existing, s.bound, s.running, s.ready, s.names)
+}
+
+// podsWithin waits, for at most window, until ok holds for the namespace's
+// Pods, and returns them as last seen.
+func (w *watcher) podsWithin(ctx context.Context, what string, window time.Duration, ok func(podState) bool) (podState, bool) {
 	ginkgo.GinkgoHelper()
-	events, err := w.pod.WaitFor(ctx, lifecycleTimeout, what, func(es []observe.Event) bool { return ok(podsNow(es)) },
-		func(observe.Event) string { return fmt.Sprintf("%+v", podsNow(w.pod.Events())) })
-	framework.ExpectNoError(err, "wait for %s", what)
-	return podsNow(events)
+	events, held := framework.Await(ctx, w.pod, what, window, func(es []observe.Event) bool { return ok(podsNow(es)) })
+	return podsNow(events), held
+}
+
+// podsOrStop is podsWithin for a state the spec needs to go on: one not
+// reached stops it.
+func (w *watcher) podsOrStop(ctx context.Context, what string, ok func(podState) bool) podState {
+	ginkgo.GinkgoHelper()
+	s, held := w.podsWithin(ctx, what, framework.Timeout.PodStart, ok)
+	w.stopUnless(held, what, s)
+	return s
+}
+
+// stopUnless stops the spec when the controllers did not bring the Pods to
+// what they should be.
+func (w *watcher) stopUnless(held bool, what string, s podState) {
+	ginkgo.GinkgoHelper()
+	if !held {
+		framework.Unmet("kube-controller-manager", what, "last seen: "+s.String())
+	}
 }
 
 // latestReplicaSets is the namespace's ReplicaSets as last seen.
@@ -284,28 +427,33 @@ func (w *watcher) replicas(ctx context.Context, rsName string) int32 {
 	return *rs.Spec.Replicas
 }
 
-func (w *watcher) replicaSetsUntil(ctx context.Context, what string, ok func(int) bool) int {
-	ginkgo.GinkgoHelper()
-	events, err := w.rs.WaitFor(ctx, lifecycleTimeout, what, func(es []observe.Event) bool { return ok(len(latestReplicaSets(es))) }, nil)
-	framework.ExpectNoError(err, "wait for %s", what)
-	return len(latestReplicaSets(events))
-}
-
-// complete waits until a Deployment's rollout is complete: every replica
-// updated and available, nothing older left running.
-func (w *watcher) complete(ctx context.Context, name string) {
+// complete waits, for at most Timeout.Rollout, until a Deployment's rollout
+// is complete: every replica updated and available, nothing older left.
+func (w *watcher) complete(ctx context.Context, name string) bool {
 	ginkgo.GinkgoHelper()
 	lw := cache.NewFilteredListWatchFromClient(w.f.Client.AppsV1().RESTClient(), "deployments", w.f.Namespace, func(o *metav1.ListOptions) {
 		o.FieldSelector = observe.NameSelector(name)
 	})
-	_, err := observe.Until(ctx, lifecycleTimeout, "Deployment "+name+" to finish its rollout", lw, func(d *appsv1.Deployment) (bool, error) {
+	_, err := observe.Until(ctx, framework.Timeout.Rollout, "Deployment "+name+" to finish its rollout", lw, func(d *appsv1.Deployment) (bool, error) {
 		want := *d.Spec.Replicas
 		s := d.Status
 		return s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == want && s.Replicas == want && s.AvailableReplicas == want, nil
-	}, func(d *appsv1.Deployment) string {
-		return fmt.Sprintf("generation %d observed %d, status %+v", d.Generation, d.Status.ObservedGeneration, d.Status)
-	})
-	framework.ExpectNoError(err, "wait for the rollout of %s", name)
+	}, nil)
+	if err != nil && ctx.Err() != nil {
+		ginkgo.Fail("interrupted while waiting for the rollout of " + name)
+	}
+	return err == nil
+}
+
+// completeOrStop is complete for a rollout the spec needs to go on.
+func (w *watcher) completeOrStop(ctx context.Context, name string) {
+	ginkgo.GinkgoHelper()
+	if !w.complete(ctx, name) {
+		d, err := w.f.Client.AppsV1().Deployments(w.f.Namespace).Get(ctx, name, metav1.GetOptions{})
+		framework.ExpectNoError(err, "read Deployment %s", name)
+		framework.Unmet("kube-controller-manager", "Deployment "+name+" rolled out", fmt.Sprintf("not complete within %s; generation %d observed %d, status %+v",
+			framework.Timeout.Rollout, d.Generation, d.Status.ObservedGeneration, d.Status))
+	}
 }
 
 // currentReplicaSet is the ReplicaSet of a Deployment's current template.
@@ -316,7 +464,7 @@ func (w *watcher) currentReplicaSet(ctx context.Context, name string) appsv1.Rep
 	list, err := w.f.Client.AppsV1().ReplicaSets(w.f.Namespace).List(ctx, metav1.ListOptions{})
 	framework.ExpectNoError(err, "list ReplicaSets")
 	for _, rs := range list.Items {
-		if controllerRef(rs.OwnerReferences)["uid"] == string(d.UID) &&
+		if controllerRef(rs.OwnerReferences).uid == string(d.UID) &&
 			rs.Annotations["deployment.kubernetes.io/revision"] == d.Annotations["deployment.kubernetes.io/revision"] {
 			return rs
 		}
@@ -325,108 +473,103 @@ func (w *watcher) currentReplicaSet(ctx context.Context, name string) appsv1.Rep
 	return appsv1.ReplicaSet{}
 }
 
-// dependents are the ReplicaSets and Pods of a Deployment (by name prefix).
-type dependents struct{ replicaSets, pods int }
-
-// gone waits until a Deployment's ReplicaSets and Pods are all gone (each
-// watch in turn: once gone, they stay gone).
-func (w *watcher) gone(ctx context.Context, name string) dependents {
-	ginkgo.GinkgoHelper()
+// remaining counts a Deployment's ReplicaSets and Pods (by name prefix) in
+// the watches' latest state.
+func (w *watcher) remaining(name string) (replicaSets, pods int) {
 	prefix := name + "-"
-	podsLeft := func(es []observe.Event) int {
-		n := 0
-		for _, p := range podsNow(es).names {
-			if hasPrefix(p, prefix) {
-				n++
-			}
+	for _, p := range podsNow(w.pod.Events()).names {
+		if strings.HasPrefix(p, prefix) {
+			pods++
 		}
-		return n
 	}
-	rsLeft := func(es []observe.Event) int {
-		n := 0
-		for rsName := range latestReplicaSets(es) {
-			if hasPrefix(rsName, prefix) {
-				n++
-			}
+	for rsName := range latestReplicaSets(w.rs.Events()) {
+		if strings.HasPrefix(rsName, prefix) {
+			replicaSets++
 		}
-		return n
 	}
-	_, err := w.pod.WaitFor(ctx, lifecycleTimeout, "the Pods of "+name+" to go", func(es []observe.Event) bool { return podsLeft(es) == 0 }, nil)
-	framework.ExpectNoError(err, "wait for the Pods of %s to go", name)
-	_, err = w.rs.WaitFor(ctx, lifecycleTimeout, "the ReplicaSets of "+name+" to go", func(es []observe.Event) bool { return rsLeft(es) == 0 }, nil)
-	framework.ExpectNoError(err, "wait for the ReplicaSets of %s to go", name)
-	return dependents{replicaSets: rsLeft(w.rs.Events()), pods: podsLeft(w.pod.Events())}
+	return replicaSets, pods
 }
 
-// foregroundEvidence reads how the foreground-deleted Deployment looked:
-// was it marked (finalizer, deletionTimestamp) while its ReplicaSet lived,
-// and did it go only after the ReplicaSet?
-func (w *watcher) foregroundEvidence(ctx context.Context, name string) map[string]any {
+// dependentsGone watches, for at most Timeout.Controller, for a deleted
+// Deployment's ReplicaSets and Pods to go, and says what was left.
+func (w *watcher) dependentsGone(ctx context.Context, name string) backgroundEvidence {
 	ginkgo.GinkgoHelper()
-	events, err := w.dp.WaitFor(ctx, lifecycleTimeout, "Deployment "+name+" to be deleted", func(es []observe.Event) bool {
+	gone := func() bool { rs, pods := w.remaining(name); return rs == 0 && pods == 0 }
+	framework.Await(ctx, w.rs, "the ReplicaSets of "+name+" to go", framework.Timeout.Controller, func([]observe.Event) bool { return gone() })
+	framework.Await(ctx, w.pod, "the Pods of "+name+" to go", framework.Timeout.Controller, func([]observe.Event) bool { return gone() })
+	rs, pods := w.remaining(name)
+	return backgroundEvidence{RSGone: rs == 0, PodsGone: pods == 0, ReplicaSetsRemaining: rs, PodsRemaining: pods}
+}
+
+// foregroundDeletion watches a Deployment deleted with foreground
+// propagation: was it marked (finalizer, deletionTimestamp) while its
+// ReplicaSet lived, did it go within Timeout.Controller, and only after the
+// ReplicaSet?
+func (w *watcher) foregroundDeletion(ctx context.Context, name string) foregroundEvidence {
+	ginkgo.GinkgoHelper()
+	deletedAt := func(es []observe.Event) time.Time {
 		for _, e := range es {
 			if d, ok := e.Object.(*appsv1.Deployment); ok && d.Name == name && e.Type == watch.Deleted {
-				return true
+				return e.Received
 			}
 		}
-		return false
-	}, nil)
-	framework.ExpectNoError(err, "wait for the foreground deletion")
-	marked, deployGone := false, time.Time{}
+		return time.Time{}
+	}
+	events, _ := framework.Await(ctx, w.dp, "Deployment "+name+" to be deleted", framework.Timeout.Controller, func(es []observe.Event) bool {
+		return !deletedAt(es).IsZero()
+	})
+	ev := foregroundEvidence{}
 	for _, e := range events {
-		d, ok := e.Object.(*appsv1.Deployment)
-		if !ok || d.Name != name {
-			continue
-		}
-		if d.DeletionTimestamp != nil && slices.Contains(d.Finalizers, metav1.FinalizerDeleteDependents) {
-			marked = true
-		}
-		if e.Type == watch.Deleted {
-			deployGone = e.Received
+		if d, ok := e.Object.(*appsv1.Deployment); ok && d.Name == name &&
+			d.DeletionTimestamp != nil && slices.Contains(d.Finalizers, metav1.FinalizerDeleteDependents) {
+			ev.MarkedWithFinalizer = true
 		}
 	}
+	gone := deletedAt(events)
+	ev.DeploymentGone = !gone.IsZero()
 	rsGone := time.Time{}
 	for _, e := range w.rs.Events() {
-		if rs, ok := e.Object.(*appsv1.ReplicaSet); ok && hasPrefix(rs.Name, name+"-") && e.Type == watch.Deleted {
+		if rs, ok := e.Object.(*appsv1.ReplicaSet); ok && strings.HasPrefix(rs.Name, name+"-") && e.Type == watch.Deleted {
 			rsGone = e.Received
 		}
 	}
-	return map[string]any{"markedWithFinalizer": marked, "ownerGoneAfterDependents": !rsGone.IsZero() && rsGone.Before(deployGone)}
+	ev.OwnerGoneAfterDependents = ev.DeploymentGone && !rsGone.IsZero() && rsGone.Before(gone)
+	return ev
 }
 
-// orphaned waits until the orphaned ReplicaSet has no owner, then reports
-// what remains.
-func (w *watcher) orphaned(ctx context.Context, name string) map[string]any {
+// orphaned watches, for at most Timeout.Controller, for the orphaned
+// ReplicaSet to lose its owner, then reports what remains.
+func (w *watcher) orphaned(ctx context.Context, name string) orphanEvidence {
 	ginkgo.GinkgoHelper()
-	events, err := w.rs.WaitFor(ctx, lifecycleTimeout, "the orphaned ReplicaSet to lose its owner", func(es []observe.Event) bool {
+	ownerless := func(es []observe.Event) bool {
 		for n, rs := range latestReplicaSets(es) {
-			if hasPrefix(n, name+"-") && len(rs.OwnerReferences) == 0 {
+			if strings.HasPrefix(n, name+"-") && len(rs.OwnerReferences) == 0 {
 				return true
 			}
 		}
 		return false
-	}, nil)
-	framework.ExpectNoError(err, "wait for the orphaning")
-	remaining := 0
+	}
+	events, removed := framework.Await(ctx, w.rs, "the orphaned ReplicaSet to lose its owner", framework.Timeout.Controller, ownerless)
+	ev := orphanEvidence{OwnerRefRemoved: removed}
 	for n := range latestReplicaSets(events) {
-		if hasPrefix(n, name+"-") {
-			remaining++
+		if strings.HasPrefix(n, name+"-") {
+			ev.ReplicaSetsRemain++
 		}
 	}
-	podsLeft, podsOwned := 0, 0
 	list, err := w.f.Client.CoreV1().Pods(w.f.Namespace).List(ctx, metav1.ListOptions{})
 	framework.ExpectNoError(err, "list Pods")
 	for _, p := range list.Items {
-		if hasPrefix(p.Name, name+"-") && p.DeletionTimestamp == nil {
-			podsLeft++
+		if strings.HasPrefix(p.Name, name+"-") && p.DeletionTimestamp == nil {
+			ev.PodsRemain++
 			if len(p.OwnerReferences) > 0 {
-				podsOwned++
+				ev.PodsStillOwnedByReplicaSet++
 			}
 		}
 	}
 	_, getErr := w.f.Client.AppsV1().Deployments(w.f.Namespace).Get(ctx, name, metav1.GetOptions{})
-	return map[string]any{"deploymentGone": getErr != nil, "replicaSetsRemain": remaining, "podsRemain": podsLeft,
-		"podsStillOwnedByReplicaSet": podsOwned, "dependentsCleanedUp": remaining == 0 && podsLeft == 0}
+	ev.DeploymentGone = apierrors.IsNotFound(getErr)
+	ev.DependentsCleanedUp = ev.ReplicaSetsRemain == 0 && ev.PodsRemain == 0
+	return ev
 }
 
 // rolloutBounds computes, from the template change on, the extremes of what
@@ -434,7 +577,7 @@ func (w *watcher) orphaned(ctx context.Context, name string) map[string]any {
 // Pods that exist (not terminating, from the Pod watch) and the Pods the
 // ReplicaSets report available. Events before the change give the state the
 // rollout began from.
-func rolloutBounds(rsEvents []observe.Event, rsStart int, podEvents []observe.Event, podStart int, replicas int32) map[string]any {
+func rolloutBounds(ev *rolloutEvidence, rsEvents []observe.Event, rsStart int, podEvents []observe.Event, podStart int) {
 	state := latestReplicaSets(rsEvents[:rsStart])
 	maxDesired, minAvailable := int32(0), int32(1<<30)
 	for _, e := range rsEvents[rsStart:] {
@@ -458,10 +601,8 @@ func rolloutBounds(rsEvents []observe.Event, rsStart int, podEvents []observe.Ev
 	for i := podStart; i < len(podEvents); i++ {
 		maxPods = max(maxPods, podsNow(podEvents[:i+1]).existing)
 	}
-	return map[string]any{
-		"replicas": replicas, "maxDesired": maxDesired, "maxPods": maxPods, "minAvailable": minAvailable,
-		"withinBounds": maxDesired <= replicas+1 && int32(maxPods) <= replicas+1 && minAvailable >= replicas,
-	}
+	ev.MaxDesired, ev.MaxPods, ev.MinAvailable = maxDesired, maxPods, minAvailable
+	ev.WithinBounds = maxDesired <= ev.Replicas+1 && int32(maxPods) <= ev.Replicas+1 && minAvailable >= ev.Replicas
 }
 
 // containersStopped reports whether every container of p has terminated.
@@ -486,10 +627,22 @@ func create(ctx context.Context, f *framework.Framework, d *appsv1.Deployment) {
 	framework.ExpectNoError(err, "create Deployment %s", d.Name)
 }
 
-func kubectl(ctx context.Context, f *framework.Framework, args ...string) {
+// kubectl runs kubectl in the spec's namespace; an argument that is an
+// io.Reader is its standard input.
+func kubectl(ctx context.Context, f *framework.Framework, args ...any) {
 	ginkgo.GinkgoHelper()
-	res, err := f.Kubectl.Run(ctx, nil, append(args, "--namespace", f.Namespace)...)
-	framework.ExpectNoError(err, "run kubectl %v", args)
+	var stdin io.Reader
+	var argv []string
+	for _, a := range args {
+		switch v := a.(type) {
+		case string:
+			argv = append(argv, v)
+		case io.Reader:
+			stdin = v
+		}
+	}
+	res, err := f.Kubectl.Run(ctx, stdin, append(argv, "--namespace", f.Namespace)...)
+	framework.ExpectNoError(err, "run kubectl %v", argv)
 	gomega.Expect(res.ExitCode).To(gomega.Equal(0), res.String())
 }
 
@@ -499,12 +652,3 @@ func markAudit(l *audit.Log) (audit.Offset, error) {
 	}
 	return l.Mark()
 }
-
-func merge(a, b map[string]any) map[string]any {
-	for k, v := range b {
-		a[k] = v
-	}
-	return a
-}
-
-func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }

@@ -46,28 +46,112 @@ func createPod(ctx context.Context, f *framework.Framework, p *corev1.Pod) {
 	framework.ExpectNoError(err, "create Pod %s", p.Name)
 }
 
-func ready(ctx context.Context, pods *observe.Recorder, name string) *corev1.Pod {
-	ginkgo.GinkgoHelper()
-	_, p, _ := framework.WaitForPodEvent(ctx, pods, name+" to be Ready", func(_ observe.Event, p *corev1.Pod) bool {
-		return p.Name == name && framework.PodReady(p)
-	})
-	return p
+// The specs of this package.
+const (
+	specBoundOnly = "kubelet-bound-only"
+	specSandbox   = "kubelet-sandbox"
+	specImages    = "kubelet-images"
+	specCgroups   = "kubelet-cgroups"
+	specProbes    = "kubelet-probes"
+)
+
+// An unbound Pod over an observation window, beside a bound one that shows
+// the kubelet at work.
+type unboundEvidence struct {
+	WindowSeconds     float64  `json:"windowSeconds"`
+	ControlStarted    bool     `json:"controlStarted"`
+	SchedulerGaveUp   bool     `json:"schedulerGaveUp"`
+	Bound             bool     `json:"bound"`
+	ContainerEvents   int      `json:"containerEvents"`
+	ContainerStatuses int      `json:"containerStatuses"`
+	Reasons           []string `json:"reasons"`
 }
+
+// Two containers of one Pod, and the runtime's view of it.
+type sandboxEvidence struct {
+	LocalhostWorks    bool     `json:"localhostWorks"`
+	SameInterfaces    bool     `json:"sameInterfaces"`
+	PodIPOnInterfaces bool     `json:"podIPOnInterfaces"`
+	RuntimeOrder      []string `json:"runtimeOrder,omitempty"`
+	SandboxFirst      *bool    `json:"sandboxFirst,omitempty"`
+	RuntimeNote       string   `json:"runtimeNote,omitempty"`
+}
+
+// The imagePullPolicy the API server gave each form of image reference.
+type pullPolicyEvidence struct {
+	Latest   string `json:"latest"`
+	NoTag    string `json:"noTag"`
+	FixedTag string `json:"fixedTag"`
+	Digest   string `json:"digest"`
+}
+
+// An image on the node with IfNotPresent, and one that is nowhere.
+type imagesEvidence struct {
+	LocalPulledMessage  string `json:"localPulledMessage"`
+	LocalAlreadyPresent bool   `json:"localAlreadyPresent"`
+	LocalPulling        bool   `json:"localPulling"`
+	MissingFailed       bool   `json:"missingFailed"`
+	MissingReason       string `json:"missingReason"`
+	MissingEventType    string `json:"missingEventType"`
+	MissingEventMessage string `json:"missingEventMessage"`
+}
+
+// The cgroup limits a container reads from inside.
+type cgroupEvidence struct {
+	Version          string            `json:"version"`
+	Files            map[string]string `json:"files"`
+	MemoryLimitBytes float64           `json:"memoryLimitBytes"`
+	CPULimitCores    float64           `json:"cpuLimitCores"`
+	Error            string            `json:"error,omitempty"`
+}
+
+// A container whose startup takes startupDelaySeconds, behind a startupProbe.
+type startupEvidence struct {
+	StartupDelaySeconds   float64 `json:"startupDelaySeconds"`
+	RunningToReadyMs      float64 `json:"runningToReadyMs"`
+	StartedToReadyMs      float64 `json:"startedToReadyMs"`
+	RestartsDuringStartup int32   `json:"restartsDuringStartup"`
+}
+
+// The same container once its liveness endpoint fails.
+type livenessEvidence struct {
+	Restarted        bool    `json:"restarted"`
+	RestartCount     int32   `json:"restartCount"`
+	RestartedAfterMs float64 `json:"restartedAfterMs"`
+	WindowSeconds    float64 `json:"windowSeconds"`
+}
+
+var (
+	unbound           = framework.DeclareEvidence[unboundEvidence]("unbound", specBoundOnly)
+	sandbox           = framework.DeclareEvidence[sandboxEvidence]("sandbox", specSandbox)
+	defaultPullPolicy = framework.DeclareEvidence[pullPolicyEvidence]("defaultPullPolicy", specImages)
+	imagesSeen        = framework.DeclareEvidence[imagesEvidence]("images", specImages)
+	cgroup            = framework.DeclareEvidence[cgroupEvidence]("cgroup", specCgroups)
+	startup           = framework.DeclareEvidence[startupEvidence]("startup", specProbes)
+	liveness          = framework.DeclareEvidence[livenessEvidence]("liveness", specProbes)
+)
 
 var _ = ginkgo.Describe("Kubelet", func() {
 	f := framework.New("kubelet")
 
 	ginkgo.It("acts only on Pods bound to its node: an unbound Pod never gets a container",
-		framework.Checks("kubelet-bound-only", "000-KUBELET-ONLY-BOUND"),
+		framework.Checks(specBoundOnly, "000-KUBELET-ONLY-BOUND"),
 		func(ctx ginkgo.SpecContext) {
+			f.Needs(framework.ServiceAccounts)
 			events := f.RecordEvents(ctx)
 			pods := f.RecordPods(ctx)
+			// The control: a Pod bound to a node by its creator, which the
+			// kubelet must start - else the window below proves nothing.
+			control := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "control"}, Spec: corev1.PodSpec{
+				NodeName: f.WorkerNodes(ctx)[0].Name, Containers: []corev1.Container{container("app", 8080)}}}
+			createPod(ctx, f, control)
 			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "unbound"}, Spec: corev1.PodSpec{
 				NodeSelector: map[string]string{"kubeproof.io/no-such-node": f.Namespace},
 				Containers:   []corev1.Container{container("app", 8080)},
 			}}
 			createPod(ctx, f, p)
-			framework.WaitForPodEvent(ctx, pods, "the scheduler to give up on the Pod", func(_ observe.Event, p *corev1.Pod) bool {
+			framework.RunningPod(ctx, pods, "control")
+			gaveUp := framework.AwaitPod(ctx, pods, "unbound", "the scheduler to give up on the Pod", framework.Timeout.Bind, func(p *corev1.Pod) bool {
 				c := framework.PodCondition(p, corev1.PodScheduled)
 				return c != nil && c.Status == corev1.ConditionFalse
 			})
@@ -83,38 +167,38 @@ var _ = ginkgo.Describe("Kubelet", func() {
 			}
 			latest, err := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, "unbound", metav1.GetOptions{})
 			framework.ExpectNoError(err, "read the Pod")
-			framework.Evidence("unbound", map[string]any{"windowSeconds": window.Seconds(), "containerEvents": containerEvents,
-				"containerStatuses": len(latest.Status.ContainerStatuses), "reasons": reasons})
+			unbound.Record(unboundEvidence{WindowSeconds: window.Seconds(), ControlStarted: true, SchedulerGaveUp: gaveUp.OK,
+				Bound: latest.Spec.NodeName != "", ContainerEvents: containerEvents,
+				ContainerStatuses: len(latest.Status.ContainerStatuses), Reasons: reasons})
 		})
 
 	ginkgo.It("starts the sandbox first; the Pod's containers share its network namespace and IP",
-		framework.Checks("kubelet-sandbox", "004-SANDBOX-FIRST", "004-LOCALHOST"),
+		framework.Checks(specSandbox, "004-SANDBOX-FIRST", "004-LOCALHOST"),
 		func(ctx ginkgo.SpecContext) {
+			f.Needs(framework.PodsReady)
 			pods := f.RecordPods(ctx)
 			createPod(ctx, f, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pair"}, Spec: corev1.PodSpec{
 				Containers: []corev1.Container{container("web", 8080), container("side", 8081)},
 			}})
-			p := ready(ctx, pods, "pair")
+			p := framework.ReadyPod(ctx, pods, "pair").Pod
 			fromSide := f.Fetch(ctx, "pair", "side", "http://localhost:8080/", 1)
 			fromWeb := f.Fetch(ctx, "pair", "web", "http://localhost:8081/", 1)
-			gomega.Expect(fromSide.Last).NotTo(gomega.BeNil(), "side could not reach web on localhost: %s", fromSide.LastError)
-			gomega.Expect(fromWeb.Last).NotTo(gomega.BeNil(), "web could not reach side on localhost: %s", fromWeb.LastError)
-			ev := map[string]any{
-				"localhostWorks":    fromSide.Responses["pair"] == 1 && fromWeb.Responses["pair"] == 1,
-				"sameInterfaces":    sameAddrs(fromSide.Last.Interfaces, fromWeb.Last.Interfaces),
-				"podIPOnInterfaces": hasAddr(fromSide.Last.Interfaces, p.Status.PodIP),
+			ev := sandboxEvidence{LocalhostWorks: fromSide.Responses["pair"] == 1 && fromWeb.Responses["pair"] == 1}
+			if fromSide.Last != nil && fromWeb.Last != nil {
+				ev.SameInterfaces = sameAddrs(fromSide.Last.Interfaces, fromWeb.Last.Interfaces)
+				ev.PodIPOnInterfaces = fromSide.Last.HasAddr(p.Status.PodIP)
 			}
 			if cs, err := f.RuntimeContainers(ctx, "pair"); err == nil {
-				ev["runtimeOrder"] = kinds(cs)
-				ev["sandboxFirst"] = len(cs) > 0 && cs[0].Kind == "sandbox"
+				first := len(cs) > 0 && cs[0].Kind == "sandbox"
+				ev.RuntimeOrder, ev.SandboxFirst = kinds(cs), &first
 			} else {
-				ev["runtimeNote"] = err.Error()
+				ev.RuntimeNote = err.Error()
 			}
-			framework.Evidence("sandbox", ev)
+			sandbox.Record(ev)
 		})
 
 	ginkgo.It("image pull policy: defaults by tag, IfNotPresent uses the local image, a missing image fails with an event",
-		framework.Checks("kubelet-images", "002-PULL-POLICY-DEFAULT", "002-IFNOTPRESENT", "002-PULL-FAILED-EVENT"),
+		framework.Checks(specImages, "002-PULL-POLICY-DEFAULT", "002-IFNOTPRESENT", "002-PULL-FAILED-EVENT"),
 		func(ctx ginkgo.SpecContext) {
 			repo := strings.Split(images.TestApp.Ref, ":")[0]
 			policies := map[string]string{}
@@ -128,8 +212,9 @@ var _ = ginkgo.Describe("Kubelet", func() {
 				framework.ExpectNoError(err, "dry-run a Pod with image %s", image)
 				policies[form] = string(created.Spec.Containers[0].ImagePullPolicy)
 			}
-			framework.Evidence("defaultPullPolicy", policies)
+			defaultPullPolicy.Record(pullPolicyEvidence{Latest: policies["latest"], NoTag: policies["noTag"], FixedTag: policies["fixedTag"], Digest: policies["digest"]})
 
+			f.Needs(framework.PodsReady)
 			events := f.RecordEvents(ctx)
 			pods := f.RecordPods(ctx)
 			local := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Spec: corev1.PodSpec{Containers: []corev1.Container{container("app", 8080)}}}
@@ -139,74 +224,84 @@ var _ = ginkgo.Describe("Kubelet", func() {
 			missing.Spec.Containers[0].ImagePullPolicy = corev1.PullIfNotPresent
 			createPod(ctx, f, local)
 			createPod(ctx, f, missing)
-			ready(ctx, pods, "local")
-			_, stuck, _ := framework.WaitForPodEvent(ctx, pods, "the missing image to fail", func(_ observe.Event, p *corev1.Pod) bool {
-				if p.Name != "missing" || len(p.Status.ContainerStatuses) == 0 || p.Status.ContainerStatuses[0].State.Waiting == nil {
+			framework.ReadyPod(ctx, pods, "local")
+			stuck := framework.AwaitPod(ctx, pods, "missing", "the missing image to fail", framework.Timeout.PodStart, func(p *corev1.Pod) bool {
+				if len(p.Status.ContainerStatuses) == 0 || p.Status.ContainerStatuses[0].State.Waiting == nil {
 					return false
 				}
 				r := p.Status.ContainerStatuses[0].State.Waiting.Reason
 				return r == "ErrImagePull" || r == "ImagePullBackOff"
 			})
-			evs, err := events.WaitFor(ctx, framework.PodStartTimeout, "the Pulled and Failed events", func(es []observe.Event) bool {
+			evs, _ := framework.Await(ctx, events, "the Pulled and Failed events", framework.Timeout.API, func(es []observe.Event) bool {
 				return framework.FindEvent(es, "local", "Pulled") != nil && framework.FindEvent(es, "missing", "Failed") != nil
-			}, nil)
-			framework.ExpectNoError(err, "wait for the image events")
-			pulled := framework.FindEvent(evs, "local", "Pulled")
-			failed := framework.FindEvent(evs, "missing", "Failed")
-			framework.Evidence("images", map[string]any{
-				"localPulledMessage": pulled.Message, "localAlreadyPresent": strings.Contains(pulled.Message, "already present on machine"),
-				"localPulling":  framework.FindEvent(evs, "local", "Pulling") != nil,
-				"missingReason": stuck.Status.ContainerStatuses[0].State.Waiting.Reason, "missingEventType": failed.Type,
-				"missingEventMessage": firstLine(failed.Message),
 			})
+			ev := imagesEvidence{LocalPulling: framework.FindEvent(evs, "local", "Pulling") != nil, MissingFailed: stuck.OK}
+			if pulled := framework.FindEvent(evs, "local", "Pulled"); pulled != nil {
+				ev.LocalPulledMessage, ev.LocalAlreadyPresent = pulled.Message, strings.Contains(pulled.Message, "already present on machine")
+			}
+			if stuck.OK {
+				ev.MissingReason = stuck.Pod.Status.ContainerStatuses[0].State.Waiting.Reason
+			}
+			if failed := framework.FindEvent(evs, "missing", "Failed"); failed != nil {
+				ev.MissingEventType, ev.MissingEventMessage = failed.Type, firstLine(failed.Message)
+			}
+			imagesSeen.Record(ev)
 		})
 
 	ginkgo.It("resources.limits become the container's cgroup limits, read from inside",
-		framework.Checks("kubelet-cgroups", "004-LIMITS-CGROUP"),
+		framework.Checks(specCgroups, "004-LIMITS-CGROUP"),
 		func(ctx ginkgo.SpecContext) {
+			f.Needs(framework.PodsReady)
 			pods := f.RecordPods(ctx)
 			createPod(ctx, f, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "limited"}, Spec: corev1.PodSpec{
 				Containers: []corev1.Container{container("app", 8080)}}})
-			ready(ctx, pods, "limited")
+			framework.ReadyPod(ctx, pods, "limited")
 			res, err := f.Kubectl.Run(ctx, nil, "exec", "limited", "--namespace", f.Namespace, "--", "/kubeproof-testapp", "cgroup")
 			framework.ExpectNoError(err, "read the cgroup limits")
 			gomega.Expect(res.ExitCode).To(gomega.Equal(0), res.String())
-			limits := parseCgroup(res.Stdout)
-			framework.Evidence("cgroup", merge(limits, map[string]any{"limitCPU": "100m", "limitMemory": "64Mi"}))
+			cgroup.Record(parseCgroup(res.Stdout))
 		})
 
 	ginkgo.It("probes: startupProbe holds readiness and liveness back; a failing livenessProbe restarts the container",
-		framework.Checks("kubelet-probes", "004-STARTUP-GATES", "004-LIVENESS"),
+		framework.Checks(specProbes, "004-STARTUP-GATES", "004-LIVENESS"),
 		func(ctx ginkgo.SpecContext) {
+			f.Needs(framework.PodsReady)
 			pods := f.RecordPods(ctx)
-			c := container("app", 8080, "--startup-delay=6s")
+			// During its startup the app answers /readyz (a readinessProbe
+			// that ran would make it Ready at once) and fails /healthz (a
+			// livenessProbe that ran would restart it): only the
+			// startupProbe's gating keeps both back.
+			const delay = 6 * time.Second
+			c := container("app", 8080, "--startup-delay="+delay.String())
 			c.StartupProbe = httpProbe("/startupz", 8080)
 			c.StartupProbe.FailureThreshold = 60
 			c.ReadinessProbe = httpProbe("/readyz", 8080)
 			c.LivenessProbe = httpProbe("/healthz", 8080)
 			createPod(ctx, f, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probed"}, Spec: corev1.PodSpec{Containers: []corev1.Container{c}}})
-			iRunning, running, events := framework.WaitForPodEvent(ctx, pods, "the container to run", func(_ observe.Event, p *corev1.Pod) bool {
-				return len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].State.Running != nil
+			running := framework.RunningPod(ctx, pods, "probed")
+			rd := framework.ReadyPod(ctx, pods, "probed")
+			started := running.Pod.Status.ContainerStatuses[0].State.Running.StartedAt.Time
+			startup.Record(startupEvidence{
+				StartupDelaySeconds: delay.Seconds(), RunningToReadyMs: framework.Millis(rd.At.Sub(running.At)),
+				StartedToReadyMs:      framework.Millis(rd.At.Sub(started)),
+				RestartsDuringStartup: rd.Pod.Status.ContainerStatuses[0].RestartCount,
 			})
-			iReady, readyPod, events := framework.WaitForPodEvent(ctx, pods, "the Pod to be Ready", func(_ observe.Event, p *corev1.Pod) bool {
-				return framework.PodReady(p)
-			})
-			started := running.Status.ContainerStatuses[0].State.Running.StartedAt.Time
-			startup := map[string]any{
-				"startupDelaySeconds": 6, "runningToReadyMs": framework.Millis(events[iReady].Received.Sub(events[iRunning].Received)),
-				"startedToReadyMs":      framework.Millis(events[iReady].Received.Sub(started)),
-				"restartsDuringStartup": readyPod.Status.ContainerStatuses[0].RestartCount,
-			}
-			framework.Evidence("startup", startup)
 
 			ginkgo.By("switching the app unhealthy: the livenessProbe fails")
 			f.Fetch(ctx, "probed", "", "http://localhost:8080/control?healthy=false", 1)
 			switched := time.Now()
-			_, restarted, _ := framework.WaitForPodEvent(ctx, pods, "the container to be restarted", func(_ observe.Event, p *corev1.Pod) bool {
+			window := framework.Timeout.Controller
+			restarted := framework.AwaitPod(ctx, pods, "probed", "the container to be restarted", window, func(p *corev1.Pod) bool {
 				return len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].RestartCount >= 1
 			})
-			framework.Evidence("liveness", map[string]any{"restartCount": restarted.Status.ContainerStatuses[0].RestartCount,
-				"restartedAfterMs": framework.Millis(time.Since(switched))})
+			ev := livenessEvidence{Restarted: restarted.OK, WindowSeconds: window.Seconds()}
+			if restarted.Pod != nil && len(restarted.Pod.Status.ContainerStatuses) > 0 {
+				ev.RestartCount = restarted.Pod.Status.ContainerStatuses[0].RestartCount
+			}
+			if restarted.OK {
+				ev.RestartedAfterMs = framework.Millis(restarted.At.Sub(switched))
+			}
+			liveness.Record(ev)
 		})
 })
 
@@ -234,38 +329,21 @@ func sameAddrs(a, b map[string][]string) bool {
 	return true
 }
 
-func hasAddr(ifs map[string][]string, ip string) bool {
-	for _, addrs := range ifs {
-		for _, a := range addrs {
-			if strings.HasPrefix(a, ip+"/") {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
 }
 
-func merge(a, b map[string]any) map[string]any {
-	for k, v := range b {
-		a[k] = v
-	}
-	return a
-}
-
 // parseCgroup reads `kubeproof-testapp cgroup` output into the numbers a
-// check compares: the memory limit in bytes and the CPU limit in cores.
-func parseCgroup(out string) map[string]any {
+// check compares: the memory limit in bytes and the CPU limit in cores (-1
+// when there is none).
+func parseCgroup(out string) cgroupEvidence {
 	var raw struct {
 		Version string            `json:"version"`
 		Files   map[string]string `json:"files"`
 	}
 	if err := json.Unmarshal([]byte(out), &raw); err != nil {
-		return map[string]any{"error": err.Error(), "output": out}
+		return cgroupEvidence{Error: err.Error() + ": " + out, MemoryLimitBytes: -1, CPULimitCores: -1}
 	}
 	first := func(keys ...string) string {
 		for _, k := range keys {
@@ -282,20 +360,18 @@ func parseCgroup(out string) map[string]any {
 		}
 		return f
 	}
-	ev := map[string]any{"version": raw.Version, "files": raw.Files}
+	ev := cgroupEvidence{Version: raw.Version, Files: raw.Files, CPULimitCores: -1}
 	if raw.Version == "v2" {
-		ev["memoryLimitBytes"] = num(first("memory.max"))
-		if quota, period, ok := strings.Cut(first("cpu.max"), " "); ok {
-			ev["cpuLimitCores"] = num(quota) / num(period)
+		ev.MemoryLimitBytes = num(first("memory.max"))
+		if quota, period, ok := strings.Cut(first("cpu.max"), " "); ok && num(quota) > 0 && num(period) > 0 {
+			ev.CPULimitCores = num(quota) / num(period)
 		}
 		return ev
 	}
-	ev["memoryLimitBytes"] = num(first("memory/memory.limit_in_bytes"))
+	ev.MemoryLimitBytes = num(first("memory/memory.limit_in_bytes"))
 	quota, period := num(first("cpu/cpu.cfs_quota_us", "cpu,cpuacct/cpu.cfs_quota_us")), num(first("cpu/cpu.cfs_period_us", "cpu,cpuacct/cpu.cfs_period_us"))
 	if quota > 0 && period > 0 {
-		ev["cpuLimitCores"] = quota / period
-	} else {
-		ev["cpuLimitCores"] = -1
+		ev.CPULimitCores = quota / period
 	}
 	return ev
 }

@@ -11,11 +11,12 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
-	"github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
+		corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +27,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/framework/testapp"
 )
 
 func appPod(name string, labels map[string]string) *corev1.Pod {
@@ -40,31 +42,85 @@ func appPod(name string, labels map[string]string) *corev1.Pod {
 	}}}}
 }
 
-func startReady(ctx context.Context, f *framework.Framework, pods ...*corev1.Pod) map[string]*corev1.Pod {
+// startReady creates the Pods and waits until each is Ready.
+func startReady(ctx context.Context, f *framework.Framework, rec *observe.Recorder, pods ...*corev1.Pod) map[string]framework.Seen {
 	ginkgo.GinkgoHelper()
-	rec := f.RecordPods(ctx)
 	for _, p := range pods {
 		_, err := f.Client.CoreV1().Pods(f.Namespace).Create(ctx, p, metav1.CreateOptions{})
 		framework.ExpectNoError(err, "create Pod %s", p.Name)
 	}
-	out := map[string]*corev1.Pod{}
+	out := map[string]framework.Seen{}
 	for _, p := range pods {
-		_, ready, _ := framework.WaitForPodEvent(ctx, rec, p.Name+" to be Ready", func(_ observe.Event, q *corev1.Pod) bool {
-			return q.Name == p.Name && framework.PodReady(q)
-		})
-		out[p.Name] = ready
+		out[p.Name] = framework.ReadyPod(ctx, rec, p.Name)
 	}
 	return out
 }
+
+// The specs of this package.
+const (
+	specPodIPs    = "network-pod-ips"
+	specReadiness = "network-readiness"
+)
+
+// Two Pods' IPs, and whether each reaches the other by it.
+type podIPsEvidence struct {
+	Distinct         bool   `json:"distinct"`
+	InNodePodCIDR    bool   `json:"inNodePodCIDR"`
+	AlphaReachesBeta bool   `json:"alphaReachesBeta"`
+	BetaReachesAlpha bool   `json:"betaReachesAlpha"`
+	Eth0HasPodIP     bool   `json:"eth0HasPodIP"`
+	PodCIDR          string `json:"podCIDR"`
+}
+
+// How server-b's endpoint followed its readiness, from the EndpointSlice
+// watch (windows of Timeout.Endpoint).
+type readinessEvidence struct {
+	// NotReadyBeforeFirstPass: no EndpointSlice marked server-b's endpoint
+	// ready before its Pod was Ready (in etcd's order of writes).
+	NotReadyBeforeFirstPass bool `json:"notReadyBeforeFirstPass"`
+	// ListedNotReadyBeforePass: the endpoint was listed, marked not
+	// ready, before the Pod was Ready.
+	ListedNotReadyBeforePass bool    `json:"listedNotReadyBeforePass"`
+	NotReadyInSlice          bool    `json:"notReadyInSlice"`
+	NotReadyInSliceAfterMs   float64 `json:"notReadyInSliceAfterMs"`
+	ReadyAgainInSlice        bool    `json:"readyAgainInSlice"`
+	ReadyInSliceAfterMs      float64 `json:"readyInSliceAfterMs"`
+	WindowSeconds            float64 `json:"windowSeconds"`
+}
+
+// Who answered requests to the Service's ClusterIP, at each stage.
+type trafficEvidence struct {
+	// Reached: some request through the ClusterIP reached a Pod of the
+	// Service within Timeout.Traffic.
+	Reached           bool    `json:"reached"`
+	BothReady         string  `json:"bothReady"`
+	BothServed        bool    `json:"bothServed"`
+	WhileBNotReady    string  `json:"whileBNotReady"`
+	OnlyReadyServed   bool    `json:"onlyReadyServed"`
+	AfterBReadyAgain  string  `json:"afterBReadyAgain"`
+	BothServedAgain   bool    `json:"bothServedAgain"`
+	ProxyLagDownMs    float64 `json:"proxyLagDownMs"`
+	ProxyLagUpMs      float64 `json:"proxyLagUpMs"`
+	UnknownResponders int     `json:"unknownResponders"`
+	FailedRequests    int     `json:"failedRequests"`
+	LastError         string  `json:"lastError,omitempty"`
+}
+
+var (
+	podIPs    = framework.DeclareEvidence[podIPsEvidence]("podIPs", specPodIPs)
+	readiness = framework.DeclareEvidence[readinessEvidence]("readiness", specReadiness)
+	traffic   = framework.DeclareEvidence[trafficEvidence]("traffic", specReadiness)
+)
 
 var _ = ginkgo.Describe("Pod network", func() {
 	f := framework.New("net")
 
 	ginkgo.It("each Pod gets its own IP from the pod network, on its eth0, and Pods reach each other by IP",
-		framework.Checks("network-pod-ips", "004-POD-IP-UNIQUE", "004-CNI-IPAM", "004-VETH"),
+		framework.Checks(specPodIPs, "004-POD-IP-UNIQUE", "004-CNI-IPAM", "004-VETH"),
 		func(ctx ginkgo.SpecContext) {
-			pods := startReady(ctx, f, appPod("alpha", nil), appPod("beta", nil))
-			a, b := pods["alpha"], pods["beta"]
+			f.Needs(framework.PodsReady)
+			pods := startReady(ctx, f, f.RecordPods(ctx), appPod("alpha", nil), appPod("beta", nil))
+			a, b := pods["alpha"].Pod, pods["beta"].Pod
 			node, err := f.Client.CoreV1().Nodes().Get(ctx, a.Spec.NodeName, metav1.GetOptions{})
 			framework.ExpectNoError(err, "read the node")
 			inCIDR := func(ip string) bool {
@@ -73,18 +129,20 @@ var _ = ginkgo.Describe("Pod network", func() {
 			}
 			ab := f.Fetch(ctx, "alpha", "", "http://"+b.Status.PodIP+":8080/", 3)
 			ba := f.Fetch(ctx, "beta", "", "http://"+a.Status.PodIP+":8080/", 3)
-			gomega.Expect(ab.Last).NotTo(gomega.BeNil(), "alpha could not reach beta: %s", ab.LastError)
-			framework.Evidence("podIPs", map[string]any{
-				"distinct": a.Status.PodIP != b.Status.PodIP, "inNodePodCIDR": inCIDR(a.Status.PodIP) && inCIDR(b.Status.PodIP),
-				"alphaReachesBeta": ab.Responses["beta"] == 3, "betaReachesAlpha": ba.Responses["alpha"] == 3,
-				"eth0HasPodIP": hasAddr(ab.Last.Interfaces["eth0"], b.Status.PodIP),
-				"podCIDR":      node.Spec.PodCIDR,
-			})
+			ev := podIPsEvidence{
+				Distinct: a.Status.PodIP != b.Status.PodIP, InNodePodCIDR: inCIDR(a.Status.PodIP) && inCIDR(b.Status.PodIP),
+				AlphaReachesBeta: ab.Responses["beta"] == 3, BetaReachesAlpha: ba.Responses["alpha"] == 3, PodCIDR: node.Spec.PodCIDR,
+			}
+			if ab.Last != nil {
+				ev.Eth0HasPodIP = testapp.HasAddr(ab.Last.Interfaces["eth0"], b.Status.PodIP)
+			}
+			podIPs.Record(ev)
 		})
 
 	ginkgo.It("readiness decides the EndpointSlice, both ways, and the Service sends traffic to ready endpoints only",
-		framework.Checks("network-readiness", "004-READINESS-ENDPOINTS", "004-KUBE-PROXY-TRAFFIC", "004-PROBE-FLOW"),
+		framework.Checks(specReadiness, "004-READINESS-ENDPOINTS", "004-KUBE-PROXY-TRAFFIC", "004-PROBE-FLOW"),
 		func(ctx ginkgo.SpecContext) {
+			f.Needs(framework.PodsReady)
 			labels := map[string]string{"app": "served"}
 			_, err := f.Client.CoreV1().Services(f.Namespace).Create(ctx, &corev1.Service{
 				ObjectMeta: metav1.ObjectMeta{Name: "served"},
@@ -93,72 +151,119 @@ var _ = ginkgo.Describe("Pod network", func() {
 			framework.ExpectNoError(err, "create the Service")
 			slices := f.Record(ctx, "EndpointSlices", cache.NewFilteredListWatchFromClient(f.Client.DiscoveryV1().RESTClient(), "endpointslices", f.Namespace,
 				func(o *metav1.ListOptions) { o.LabelSelector = discoveryv1.LabelServiceName + "=served" }))
-			pods := startReady(ctx, f, appPod("server-a", labels), appPod("server-b", labels), appPod("client", nil))
-			svc, err := f.Client.CoreV1().Services(f.Namespace).Get(ctx, "served", metav1.GetOptions{})
-			framework.ExpectNoError(err, "read the Service")
-			url := "http://" + svc.Spec.ClusterIP + "/"
-			b := pods["server-b"]
+			pods := startReady(ctx, f, f.RecordPods(ctx), appPod("server-a", labels), appPod("server-b", labels), appPod("client", nil))
+			b := pods["server-b"].Pod
 
-			waitEndpoint := func(what string, wantReady bool) time.Time {
+			ginkgo.By("the EndpointSlice follows server-b's readiness, both ways")
+			// Wait for the endpoint's first ready state before reading the
+			// order of writes up to it.
+			window := framework.Timeout.Endpoint
+			endpoint := func(what string, wantReady bool) (time.Time, bool) {
 				ginkgo.GinkgoHelper()
-				events, err := slices.WaitFor(ctx, time.Minute, what, func(es []observe.Event) bool {
-					r, ok := endpointReady(es, b.Status.PodIP)
-					return ok && r == wantReady
-				}, nil)
-				framework.ExpectNoError(err, "wait for %s", what)
-				return events[len(events)-1].Received
-			}
-			// kube-proxy applies endpoint changes on its own schedule; wait
-			// until traffic follows, measuring how long that took.
-			waitTraffic := func(what string, bServed bool) float64 {
-				ginkgo.GinkgoHelper()
-				began := time.Now()
-				err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-					r := f.Fetch(ctx, "client", "", url, 10)
-					return (r.Responses["server-b"] > 0) == bServed && r.Errors == 0, nil
+				events, ok := framework.Await(ctx, slices, what, window, func(es []observe.Event) bool {
+					r, found := endpointReady(es, b.Status.PodIP)
+					return found && r == wantReady
 				})
-				framework.ExpectNoError(err, "wait for %s", what)
-				return framework.Millis(time.Since(began))
+				if !ok {
+					return time.Time{}, false
+				}
+				return events[len(events)-1].Received, true
 			}
+			ev := readinessEvidence{WindowSeconds: window.Seconds()}
+			_, firstReady := endpoint("server-b's endpoint to be ready", true)
+			ev.NotReadyBeforeFirstPass, ev.ListedNotReadyBeforePass = firstPass(slices.Events(), b)
+			if firstReady {
+				switched := time.Now()
+				f.Fetch(ctx, "server-b", "", "http://localhost:8080/control?ready=false", 1)
+				var at time.Time
+				at, ev.NotReadyInSlice = endpoint("server-b's endpoint to be not ready", false)
+				if ev.NotReadyInSlice {
+					ev.NotReadyInSliceAfterMs = framework.Millis(at.Sub(switched))
+				}
+				switched = time.Now()
+				f.Fetch(ctx, "server-b", "", "http://localhost:8080/control?ready=true", 1)
+				at, ev.ReadyAgainInSlice = endpoint("server-b's endpoint to be ready again", true)
+				if ev.ReadyAgainInSlice {
+					ev.ReadyInSliceAfterMs = framework.Millis(at.Sub(switched))
+				}
+			}
+			readiness.Record(ev)
+			if !firstReady || !ev.NotReadyInSlice || !ev.ReadyAgainInSlice {
+				framework.Unmet("kube-controller-manager", "server-b's EndpointSlice followed its readiness",
+					fmt.Sprintf("first ready: %t, not ready after its probe failed: %t, ready again: %t (windows of %s)", firstReady, ev.NotReadyInSlice, ev.ReadyAgainInSlice, window))
+			}
+			framework.Saw("kube-controller-manager", "the EndpointSlice followed a Pod's readiness both ways")
 
-			ginkgo.By("both servers ready: both serve")
-			waitEndpoint("server-b's endpoint to be ready", true)
-			waitTraffic("traffic to reach server-b", true)
-			both := f.Fetch(ctx, "client", "", url, 60)
-
-			ginkgo.By("server-b's readiness probe starts failing")
-			switched := time.Now()
-			f.Fetch(ctx, "server-b", "", "http://localhost:8080/control?ready=false", 1)
-			notReadyAt := waitEndpoint("server-b's endpoint to be not ready", false)
-			proxyLagDown := waitTraffic("traffic to leave server-b", false)
-			onlyA := f.Fetch(ctx, "client", "", url, 60)
-
-			ginkgo.By("server-b's readiness probe passes again")
-			switchedBack := time.Now()
-			f.Fetch(ctx, "server-b", "", "http://localhost:8080/control?ready=true", 1)
-			readyAt := waitEndpoint("server-b's endpoint to be ready again", true)
-			proxyLagUp := waitTraffic("traffic to reach server-b again", true)
-			again := f.Fetch(ctx, "client", "", url, 60)
-
-			framework.Evidence("readiness", map[string]any{
-				"notReadyInSliceAfterMs": framework.Millis(notReadyAt.Sub(switched)),
-				"readyInSliceAfterMs":    framework.Millis(readyAt.Sub(switchedBack)),
-				"notReadyAt":             notReadyAt.UTC().Format(time.RFC3339Nano),
-				"readyAgainAt":           readyAt.UTC().Format(time.RFC3339Nano),
-			})
-			framework.Evidence("traffic", map[string]any{
-				"bothReady":         fmt.Sprint(both.Responses),
-				"bothServed":        both.Responses["server-a"] > 0 && both.Responses["server-b"] > 0,
-				"whileBNotReady":    fmt.Sprint(onlyA.Responses),
-				"onlyReadyServed":   onlyA.Responses["server-b"] == 0 && onlyA.Responses["server-a"] == onlyA.Requests,
-				"afterBReadyAgain":  fmt.Sprint(again.Responses),
-				"bothServedAgain":   again.Responses["server-a"] > 0 && again.Responses["server-b"] > 0,
-				"proxyLagDownMs":    proxyLagDown,
-				"proxyLagUpMs":      proxyLagUp,
-				"unknownResponders": both.Errors + onlyA.Errors + again.Errors,
-			})
+			ginkgo.By("traffic through the ClusterIP: both servers, then server-a only, then both again")
+			measureTraffic(ctx, f, pods["server-b"].Pod)
 		})
 })
+
+// measureTraffic sends requests to the Service's ClusterIP from the client
+// Pod while server-b's readiness changes, and records who answered.
+func measureTraffic(ctx context.Context, f *framework.Framework, b *corev1.Pod) {
+	ginkgo.GinkgoHelper()
+	svc, err := f.Client.CoreV1().Services(f.Namespace).Get(ctx, "served", metav1.GetOptions{})
+	framework.ExpectNoError(err, "read the Service")
+	url := "http://" + svc.Spec.ClusterIP + "/"
+	ev := trafficEvidence{}
+	var last testapp.FetchResult
+	// kube-proxy applies endpoint changes on its own schedule; wait until
+	// traffic follows, measuring how long that took.
+	follow := func(what string, bServed bool) (float64, bool) {
+		ginkgo.GinkgoHelper()
+		began := time.Now()
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, framework.Timeout.Traffic, true, func(ctx context.Context) (bool, error) {
+			last = f.Fetch(ctx, "client", "", url, 10)
+			ev.UnknownResponders += last.Unknown
+			if len(last.Responses) > 0 {
+				ev.Reached = true
+			}
+			return (last.Responses["server-b"] > 0) == bServed && last.Errors == 0, nil
+		})
+		return framework.Millis(time.Since(began)), err == nil
+	}
+	measure := func() testapp.FetchResult {
+		r := f.Fetch(ctx, "client", "", url, 60)
+		ev.UnknownResponders += r.Unknown
+		ev.FailedRequests += r.Errors
+		if r.LastError != "" {
+			ev.LastError = r.LastError
+		}
+		return r
+	}
+	stop := func(what string) {
+		ginkgo.GinkgoHelper()
+		ev.LastError = last.LastError
+		traffic.Record(ev)
+		framework.Unmet("kube-proxy", what, fmt.Sprintf("not within %s; last answers %v, %d failed: %s", framework.Timeout.Traffic, last.Responses, last.Errors, last.LastError))
+	}
+	if _, ok := follow("traffic to reach server-b", true); !ok {
+		stop("Service traffic reached both ready Pods")
+	}
+	both := measure()
+	ev.BothReady, ev.BothServed = fmt.Sprint(both.Responses), both.Responses["server-a"] > 0 && both.Responses["server-b"] > 0
+	framework.Saw("kube-proxy", "sent Service traffic to its ready endpoints")
+
+	f.Fetch(ctx, "server-b", "", "http://localhost:8080/control?ready=false", 1)
+	lag, ok := follow("traffic to leave server-b", false)
+	if !ok {
+		stop("Service traffic left a Pod that turned not ready")
+	}
+	onlyA := measure()
+	ev.ProxyLagDownMs, ev.WhileBNotReady = lag, fmt.Sprint(onlyA.Responses)
+	ev.OnlyReadyServed = onlyA.Responses["server-b"] == 0 && onlyA.Responses["server-a"] == onlyA.Requests
+
+	f.Fetch(ctx, "server-b", "", "http://localhost:8080/control?ready=true", 1)
+	lag, ok = follow("traffic to reach server-b again", true)
+	if !ok {
+		stop("Service traffic came back to a Pod that turned ready again")
+	}
+	again := measure()
+	ev.ProxyLagUpMs, ev.AfterBReadyAgain = lag, fmt.Sprint(again.Responses)
+	ev.BothServedAgain = again.Responses["server-a"] > 0 && again.Responses["server-b"] > 0
+	traffic.Record(ev)
+}
 
 // endpointReady finds ip among the latest EndpointSlices and returns its
 // ready condition.
@@ -170,22 +275,45 @@ func endpointReady(events []observe.Event, ip string) (bool, bool) {
 		}
 	}
 	for _, s := range latest {
-		for _, ep := range s.Endpoints {
-			for _, a := range ep.Addresses {
-				if a == ip {
-					return ep.Conditions.Ready != nil && *ep.Conditions.Ready, true
-				}
-			}
+		if ready, found := endpointIn(s, ip); found {
+			return ready, true
 		}
 	}
 	return false, false
 }
 
-func hasAddr(addrs []string, ip string) bool {
-	for _, a := range addrs {
-		if ip != "" && len(a) > len(ip) && a[:len(ip)+1] == ip+"/" {
-			return true
+func endpointIn(s *discoveryv1.EndpointSlice, ip string) (ready, found bool) {
+	for _, ep := range s.Endpoints {
+		if slices.Contains(ep.Addresses, ip) {
+			return ep.Conditions.Ready != nil && *ep.Conditions.Ready, true
 		}
 	}
-	return false
+	return false, false
+}
+
+// firstPass reads, in etcd's order of writes (resourceVersions share etcd's
+// revision counter), whether any EndpointSlice marked the Pod's endpoint
+// ready before the write that made the Pod Ready, and whether one listed it
+// not ready before that.
+func firstPass(events []observe.Event, ready *corev1.Pod) (notReadyBefore, listedBefore bool) {
+	readyRV := revision(ready.ResourceVersion)
+	notReadyBefore = true
+	for _, e := range events {
+		s, ok := e.Object.(*discoveryv1.EndpointSlice)
+		if !ok || revision(s.ResourceVersion) >= readyRV {
+			continue
+		}
+		if r, found := endpointIn(s, ready.Status.PodIP); found {
+			listedBefore = true
+			if r {
+				notReadyBefore = false
+			}
+		}
+	}
+	return notReadyBefore, listedBefore
+}
+
+func revision(rv string) int64 {
+	n, _ := strconv.ParseInt(rv, 10, 64)
+	return n
 }

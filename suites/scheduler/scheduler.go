@@ -13,10 +13,11 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
-	"time"
 
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,12 +29,13 @@ import (
 	"github.com/kubeproof/kubeproof/framework/observe"
 )
 
-// schedTimeout bounds a wait for the scheduler to decide.
-const schedTimeout = 2 * time.Minute
-
-// causeTimeout bounds the wait for the scheduler to name a given cause once
-// it has judged a Pod; a node event makes it judge again at once.
-const causeTimeout = 30 * time.Second
+// The specs of this package.
+const (
+	specUnschedulable = "scheduler-unschedulable"
+	specExtended      = "scheduler-extended"
+	specNodeName      = "scheduler-nodename"
+	specScoring       = "scheduler-scoring"
+)
 
 // newPod is a Pod of our image requesting cpu and memory.
 func newPod(name, cpu, memory string) *corev1.Pod {
@@ -53,37 +55,65 @@ func createPod(ctx context.Context, f *framework.Framework, p *corev1.Pod) {
 	framework.ExpectNoError(err, "create Pod %s", p.Name)
 }
 
-// unschedulable waits until the scheduler gives up on a Pod for now and
-// returns its PodScheduled condition.
-func unschedulable(ctx context.Context, pods *observe.Recorder, name string) corev1.PodCondition {
-	ginkgo.GinkgoHelper()
-	_, p, _ := framework.WaitForPodEvent(ctx, pods, name+" to be found unschedulable", func(_ observe.Event, p *corev1.Pod) bool {
-		c := framework.PodCondition(p, corev1.PodScheduled)
-		return p.Name == name && c != nil && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable
-	})
-	return *framework.PodCondition(p, corev1.PodScheduled)
+// decision is what the scheduler did with a Pod within its window: bound
+// it, or said it cannot place it (PodScheduled=False), or nothing.
+type decision struct {
+	Decided      bool   `json:"decided"`
+	Bound        bool   `json:"bound"`
+	PodScheduled string `json:"podScheduled"`
+	Reason       string `json:"reason"`
+	Phase        string `json:"phase"`
+	node         string
 }
 
-// boundTo waits until a Pod is bound and returns the node.
-func boundTo(ctx context.Context, pods *observe.Recorder, name string) string {
+// decide waits, within Timeout.Bind, for the scheduler to bind the named
+// Pod or to say it cannot; what it records is what the Pod showed.
+func decide(ctx context.Context, pods *observe.Recorder, name string) decision {
 	ginkgo.GinkgoHelper()
-	_, p, _ := framework.WaitForPodEvent(ctx, pods, name+" to be bound", func(_ observe.Event, p *corev1.Pod) bool {
-		return p.Name == name && p.Spec.NodeName != ""
+	s := framework.AwaitPod(ctx, pods, name, "the scheduler's decision on "+name, framework.Timeout.Bind, func(p *corev1.Pod) bool {
+		c := framework.PodCondition(p, corev1.PodScheduled)
+		return p.Spec.NodeName != "" || (c != nil && c.Status == corev1.ConditionFalse)
 	})
-	return p.Spec.NodeName
+	d := decision{Decided: s.OK}
+	if s.Pod != nil {
+		d.Bound, d.node, d.Phase = s.Pod.Spec.NodeName != "", s.Pod.Spec.NodeName, string(s.Pod.Status.Phase)
+		if c := framework.PodCondition(s.Pod, corev1.PodScheduled); c != nil {
+			d.PodScheduled, d.Reason = string(c.Status), c.Reason
+		}
+	}
+	return d
+}
+
+// bindings waits, within one Timeout.Bind, for the named Pods to be bound
+// and returns the node of each (empty for a Pod not bound).
+func bindings(ctx context.Context, pods *observe.Recorder, names ...string) map[string]string {
+	ginkgo.GinkgoHelper()
+	nodes := func(es []observe.Event) map[string]string {
+		out := map[string]string{}
+		for _, e := range es {
+			if p := framework.PodOf(e); p != nil && slices.Contains(names, p.Name) && p.Spec.NodeName != "" {
+				out[p.Name] = p.Spec.NodeName
+			}
+		}
+		return out
+	}
+	events, _ := framework.Await(ctx, pods, fmt.Sprintf("Pods %v to be bound", names), framework.Timeout.Bind, func(es []observe.Event) bool {
+		return len(nodes(es)) == len(names)
+	})
+	got := nodes(events)
+	if len(got) > 0 {
+		framework.Saw("kube-scheduler", "bound a Pod once its cause was removed")
+	}
+	return got
 }
 
 // failedScheduling returns the message of the scheduler's FailedScheduling
 // event about a Pod: the first that names cause, or, if none does within
-// causeTimeout, the last one seen. The scheduler may have judged the Pod
-// before its informer saw a node created just before; it judges again when
-// the node arrives, and updates the event.
+// the window, the last one seen ("" if none). The scheduler may have judged
+// the Pod before its informer saw a node created just before; it judges
+// again when the node arrives, and updates the event.
 func failedScheduling(ctx context.Context, events *observe.Recorder, name, cause string) string {
 	ginkgo.GinkgoHelper()
-	evs, err := events.WaitFor(ctx, schedTimeout, "the FailedScheduling event of "+name, func(es []observe.Event) bool {
-		return framework.FindEvent(es, name, "FailedScheduling") != nil
-	}, nil)
-	framework.ExpectNoError(err, "wait for the FailedScheduling event of %s", name)
 	naming := func(es []observe.Event) string {
 		last := ""
 		for _, e := range es {
@@ -96,17 +126,61 @@ func failedScheduling(ctx context.Context, events *observe.Recorder, name, cause
 		}
 		return last
 	}
-	evs, _ = events.WaitFor(ctx, causeTimeout, "a FailedScheduling event of "+name+" naming "+cause, func(es []observe.Event) bool {
+	evs, _ := framework.Await(ctx, events, "a FailedScheduling event of "+name+" naming "+cause, framework.Timeout.Bind, func(es []observe.Event) bool {
 		return strings.Contains(naming(es), cause)
-	}, nil)
+	})
 	return naming(evs)
 }
+
+// One Pod that no node fits: what the scheduler said, and what it did once
+// the cause was removed.
+type unschedulablePod struct {
+	decision
+	NamesCause    bool   `json:"namesCause"`
+	Message       string `json:"message"`
+	BoundAfterFix bool   `json:"boundAfterFix"`
+	BoundTo       string `json:"boundTo"`
+}
+
+type unschedulableEvidence struct {
+	TooMuchCPU       unschedulablePod `json:"too-much-cpu"`
+	TooMuchMemory    unschedulablePod `json:"too-much-memory"`
+	NoMatchingNode   unschedulablePod `json:"no-matching-node"`
+	UntoleratedTaint unschedulablePod `json:"untolerated-taint"`
+	// SimulatedNodes: the nodes are Node objects without a kubelet.
+	SimulatedNodes bool `json:"simulatedNodes"`
+}
+
+// A Pod asking for an extended resource advertised on one node.
+type extendedEvidence struct {
+	FirstBound                       bool     `json:"firstBound"`
+	FirstOnAdvertisingNode           bool     `json:"firstOnAdvertisingNode"`
+	Second                           decision `json:"second"`
+	SecondWaited                     bool     `json:"secondWaited"`
+	WaitNamesResource                bool     `json:"waitNamesResource"`
+	SecondOnAdvertisingNodeAfterFree bool     `json:"secondOnAdvertisingNodeAfterFree"`
+	Message                          string   `json:"message"`
+}
+
+// A Pod created with spec.nodeName.
+type bypassEvidence struct {
+	StoredNodeName  bool `json:"storedNodeName"`
+	Ready           bool `json:"ready"`
+	ScheduledEvent  bool `json:"scheduledEvent"`
+	BindingRequests *int `json:"bindingRequests,omitempty"`
+}
+
+var (
+	unschedulable = framework.DeclareEvidence[unschedulableEvidence]("unschedulable", specUnschedulable)
+	extended      = framework.DeclareEvidence[extendedEvidence]("extended", specExtended)
+	bypass        = framework.DeclareEvidence[bypassEvidence]("bypass", specNodeName)
+)
 
 var _ = ginkgo.Describe("Scheduler filtering", func() {
 	f := framework.New("sched")
 
 	ginkgo.It("a Pod no node fits stays Pending, Unschedulable, with the cause; once the cause is gone it is bound",
-		framework.Checks("scheduler-unschedulable", "000-SCHEDULER-CONSIDERS", "002-FILTER", "004-FILTER-PENDING", "004-FILTER-PLUGINS"),
+		framework.Checks(specUnschedulable, "000-SCHEDULER-CONSIDERS", "002-FILTER", "004-FILTER-PENDING", "004-FILTER-PLUGINS"),
 		func(ctx ginkgo.SpecContext) {
 			pods := f.RecordPods(ctx)
 			events := f.RecordEvents(ctx)
@@ -130,17 +204,25 @@ var _ = ginkgo.Describe("Scheduler filtering", func() {
 				createPod(ctx, f, p)
 			}
 
-			ginkgo.By("each Pod Pending, Unschedulable, with a FailedScheduling event naming the cause")
-			ev := map[string]any{}
-			for _, c := range []struct{ pod, cause string }{
-				{cpu.Name, "Insufficient cpu"}, {mem.Name, "Insufficient memory"},
-				{selector.Name, "didn't match Pod's node affinity/selector"}, {taint.Name, "untolerated taint"},
-			} {
-				cond := unschedulable(ctx, pods, c.pod)
-				msg := failedScheduling(ctx, events, c.pod, c.cause)
-				ev[c.pod] = map[string]any{"podScheduled": string(cond.Status), "reason": cond.Reason,
-					"namesCause": strings.Contains(msg, c.cause), "message": f.Generalize(msg, nil), "phase": "Pending"}
+			ginkgo.By("what the scheduler says of each Pod, and the cause its FailedScheduling event names")
+			ev := unschedulableEvidence{SimulatedNodes: true}
+			each := map[string]*unschedulablePod{cpu.Name: &ev.TooMuchCPU, mem.Name: &ev.TooMuchMemory, selector.Name: &ev.NoMatchingNode, taint.Name: &ev.UntoleratedTaint}
+			causes := map[string]string{cpu.Name: "Insufficient cpu", mem.Name: "Insufficient memory",
+				selector.Name: "didn't match Pod's node affinity/selector", taint.Name: "untolerated taint"}
+			decided := 0
+			for name, pe := range each {
+				pe.decision = decide(ctx, pods, name)
+				if pe.Decided {
+					decided++
+					msg := failedScheduling(ctx, events, name, causes[name])
+					pe.NamesCause, pe.Message = strings.Contains(msg, causes[name]), f.Generalize(msg, nil)
+				}
 			}
+			if decided == 0 {
+				unschedulable.Record(ev)
+				framework.Unmet("kube-scheduler", "the scheduler decided on the Pods", fmt.Sprintf("none of the 4 Pods was bound or marked unschedulable within %s", framework.Timeout.Bind))
+			}
+			framework.Saw("kube-scheduler", "marked Pods no node fits Unschedulable")
 
 			ginkgo.By("removing each cause: room for cpu, room for memory, a matching node, the taint lifted")
 			f.SimulatedNode(ctx, "big-cpu", framework.SimNode{CPU: "2000", Memory: "8Gi"})
@@ -149,17 +231,15 @@ var _ = ginkgo.Describe("Scheduler filtering", func() {
 			patch := fmt.Sprintf(`{"spec":{"taints":[{"key":%q,"value":%q,"effect":"NoSchedule"}]}}`, framework.SimulatedTaint, f.Namespace)
 			_, err := f.Client.CoreV1().Nodes().Patch(ctx, tainted.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 			framework.ExpectNoError(err, "lift the taint")
-			for _, name := range []string{cpu.Name, mem.Name, selector.Name, taint.Name} {
-				node := boundTo(ctx, pods, name)
-				ev[name].(map[string]any)["boundAfterFix"] = true
-				ev[name].(map[string]any)["boundTo"] = strings.TrimPrefix(node, f.Namespace+"-")
+			nodes := bindings(ctx, pods, cpu.Name, mem.Name, selector.Name, taint.Name)
+			for name, pe := range each {
+				pe.BoundAfterFix, pe.BoundTo = nodes[name] != "", strings.TrimPrefix(nodes[name], f.Namespace+"-")
 			}
-			ev["simulatedNodes"] = true
-			framework.Evidence("unschedulable", ev)
+			unschedulable.Record(ev)
 		})
 
 	ginkgo.It("extended resources: a Pod asking for one lands only where it is advertised, and waits when none is left",
-		framework.Checks("scheduler-extended", "004-EXTENDED-RESOURCES"),
+		framework.Checks(specExtended, "004-EXTENDED-RESOURCES"),
 		func(ctx ginkgo.SpecContext) {
 			node := f.WorkerNodes(ctx)[0].Name
 			res := "kubeproof.io/gpu-" + strings.TrimPrefix(f.Namespace, "kp-sched-")
@@ -181,23 +261,31 @@ var _ = ginkgo.Describe("Scheduler filtering", func() {
 				p.Spec.Containers[0].Resources.Limits[corev1.ResourceName(res)] = q
 				return p
 			}
+			ev := extendedEvidence{}
 			createPod(ctx, f, withGPU("first"))
-			first := boundTo(ctx, pods, "first")
+			first := bindings(ctx, pods, "first")["first"]
+			ev.FirstBound, ev.FirstOnAdvertisingNode = first != "", first == node
+			if first == "" {
+				extended.Record(ev)
+				framework.Unmet("kube-scheduler", "a Pod asking for an advertised extended resource was bound", "not bound within "+framework.Timeout.Bind.String())
+			}
 			createPod(ctx, f, withGPU("second"))
-			cond := unschedulable(ctx, pods, "second")
-			msg := failedScheduling(ctx, events, "second", "Insufficient "+res)
+			ev.Second = decide(ctx, pods, "second")
+			ev.SecondWaited = ev.Second.Decided && !ev.Second.Bound && ev.Second.Reason == corev1.PodReasonUnschedulable
+			if ev.Second.Decided && !ev.Second.Bound {
+				msg := failedScheduling(ctx, events, "second", "Insufficient "+res)
+				ev.WaitNamesResource, ev.Message = strings.Contains(msg, "Insufficient "+res), strings.ReplaceAll(f.Generalize(msg, nil), res, "{resource}")
+			}
 			framework.ExpectNoError(f.Client.CoreV1().Pods(f.Namespace).Delete(ctx, "first", metav1.DeleteOptions{}), "delete the first Pod")
-			second := boundTo(ctx, pods, "second")
-			framework.Evidence("extended", map[string]any{
-				"firstOnAdvertisingNode": first == node, "secondWaited": cond.Reason == corev1.PodReasonUnschedulable,
-				"waitNamesResource": strings.Contains(msg, "Insufficient "+res), "secondOnAdvertisingNodeAfterFree": second == node,
-				"message": strings.ReplaceAll(f.Generalize(msg, nil), res, "{resource}"),
-			})
+			second := bindings(ctx, pods, "second")["second"]
+			ev.SecondOnAdvertisingNodeAfterFree = second == node
+			extended.Record(ev)
 		})
 
 	ginkgo.It("a Pod created with spec.nodeName bypasses the scheduler",
-		framework.Checks("scheduler-nodename", "003-NODENAME-EMPTY"),
+		framework.Checks(specNodeName, "003-NODENAME-EMPTY", "000-SCHEDULER-WATCHES-UNSCHEDULED", "004-SCHEDULER-WATCH"),
 		func(ctx ginkgo.SpecContext) {
+			f.Needs(framework.ServiceAccounts)
 			node := f.WorkerNodes(ctx)[0].Name
 			auditLog, from := f.AuditLog()
 			pods := f.RecordPods(ctx)
@@ -205,21 +293,23 @@ var _ = ginkgo.Describe("Scheduler filtering", func() {
 			p := newPod("placed", "10m", "16Mi")
 			p.Spec.NodeName = node
 			createPod(ctx, f, p)
-			_, stored, _ := framework.WaitForPodEvent(ctx, pods, "the Pod's creation", func(e observe.Event, p *corev1.Pod) bool { return p.Name == "placed" })
-			_, ready, _ := framework.WaitForPodEvent(ctx, pods, "the placed Pod to be Ready", func(_ observe.Event, p *corev1.Pod) bool { return framework.PodReady(p) })
-			evs, err := events.WaitFor(ctx, framework.PodStartTimeout, "the Started event", func(es []observe.Event) bool {
+			stored := framework.AwaitPod(ctx, pods, "placed", "the Pod's creation", framework.Timeout.API, func(*corev1.Pod) bool { return true })
+			gomega.Expect(stored.OK).To(gomega.BeTrue(), "the Pod was created, but no watch event arrived")
+			ev := bypassEvidence{StoredNodeName: stored.Pod.Spec.NodeName != ""}
+			// Once the kubelet started the Pod, a binding by the scheduler
+			// would have come before: read the events and requests then.
+			started := framework.ReadyPod(ctx, pods, "placed")
+			ev.Ready = framework.PodReady(started.Pod)
+			evs, _ := framework.Await(ctx, events, "the Started event", framework.Timeout.API, func(es []observe.Event) bool {
 				return framework.FindEvent(es, "placed", "Started") != nil
-			}, nil)
-			framework.ExpectNoError(err, "wait for the Started event")
-			ev := map[string]any{
-				"storedNodeName": stored.Spec.NodeName != "", "ready": framework.PodReady(ready),
-				"scheduledEvent": framework.FindEvent(evs, "placed", "Scheduled") != nil,
-			}
+			})
+			ev.ScheduledEvent = framework.FindEvent(evs, "placed", "Scheduled") != nil
 			if auditLog != nil {
 				bindings, err := auditLog.Since(from, audit.On("pods", f.Namespace, "placed", "binding"))
 				framework.ExpectNoError(err, "read the bindings from the audit log")
-				ev["bindingRequests"] = len(bindings)
+				n := len(bindings)
+				ev.BindingRequests = &n
 			}
-			framework.Evidence("bypass", ev)
+			bypass.Record(ev)
 		})
 })

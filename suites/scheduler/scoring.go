@@ -34,20 +34,45 @@ type scoringNodes struct {
 	free map[string]int64
 }
 
+// Where the scheduler put each Pod, by node role ("busy", "idle"; "unbound"
+// for a Pod it did not bind within its window).
+type scoringEvidence struct {
+	SimulatedNodes      bool           `json:"simulatedNodes"`
+	FreePodOn           string         `json:"freePodOn"`
+	AffinePodOn         string         `json:"affinePodOn"`
+	SpreadByZone        map[string]int `json:"spreadByZone"`
+	SpreadSkew          *int           `json:"spreadSkew,omitempty"`
+	BusyFreeMilliCPU    int64          `json:"busyFreeMilliCPU"`
+	IdleFreeMilliCPU    int64          `json:"idleFreeMilliCPU"`
+	FillerMilliCPU      int64          `json:"fillerMilliCPU"`
+	NodesComparedAtOnce int            `json:"nodesComparedAtOnce"`
+}
+
+var scoring = framework.DeclareEvidence[scoringEvidence]("scoring", specScoring)
+
 var _ = ginkgo.Describe("Scheduler scoring", func() {
 	f := framework.New("score")
 
 	ginkgo.It("among feasible nodes: the less allocated is preferred, node affinity and topology spread are honoured",
-		framework.Checks("scheduler-scoring", "002-SCORE-LEAST-ALLOCATED", "004-SCORE-LEAST-REQUESTED", "004-TOPOLOGY-AFFINITY"),
+		framework.Checks(specScoring, "002-SCORE-LEAST-ALLOCATED", "004-SCORE-LEAST-REQUESTED", "004-TOPOLOGY-AFFINITY"),
 		func(ctx ginkgo.SpecContext) {
 			pods := f.RecordPods(ctx)
 			n := pickScoringNodes(ctx, f)
-			role := map[string]string{n.busy: "busy", n.idle: "idle"}
+			role := map[string]string{n.busy: "busy", n.idle: "idle", "": "unbound"}
 			tolerate := func(p *corev1.Pod) *corev1.Pod {
 				if n.simulated {
 					f.TolerateSimulated(&p.Spec)
 				}
 				return p
+			}
+			ev := scoringEvidence{SimulatedNodes: n.simulated, BusyFreeMilliCPU: n.free[n.busy] - n.fillerCPU.MilliValue(),
+				IdleFreeMilliCPU: n.free[n.idle] - 100, FillerMilliCPU: n.fillerCPU.MilliValue(), NodesComparedAtOnce: 2,
+				FreePodOn: role[""], AffinePodOn: role[""]}
+			// unbound records what was seen and stops: the scheduler did
+			// not bind a Pod it could place.
+			unbound := func(name string) {
+				scoring.Record(ev)
+				framework.Unmet("kube-scheduler", "Pod "+name+" was bound to a node", "not bound within "+framework.Timeout.Bind.String())
 			}
 
 			// Both nodes get their first Pod through the scheduler, pinned by
@@ -61,23 +86,27 @@ var _ = ginkgo.Describe("Scheduler scoring", func() {
 			marker := tolerate(newPod("marker", "100m", "64Mi"))
 			requireNodeLabel(marker, corev1.LabelHostname, hostname(ctx, f, n.idle))
 			createPod(ctx, f, marker)
-			boundTo(ctx, pods, "filler")
-			boundTo(ctx, pods, "marker")
+			if b := bindings(ctx, pods, "filler", "marker"); len(b) < 2 {
+				unbound("filler or marker")
+			}
 
 			ginkgo.By("a Pod both nodes fit")
 			free := tolerate(newPod("free", "100m", "64Mi"))
 			requireNodeLabel(free, diskLabel, "hdd", "ssd")
 			createPod(ctx, f, free)
-			freeNode := role[boundTo(ctx, pods, "free")]
+			ev.FreePodOn = role[bindings(ctx, pods, "free")["free"]]
 
 			ginkgo.By("a Pod that requires the busy node's label (node affinity)")
 			affine := tolerate(newPod("affine", "100m", "64Mi"))
 			requireNodeLabel(affine, diskLabel, "hdd")
 			createPod(ctx, f, affine)
-			affineNode := role[boundTo(ctx, pods, "affine")]
+			ev.AffinePodOn = role[bindings(ctx, pods, "affine")["affine"]]
+			if ev.FreePodOn == "unbound" || ev.AffinePodOn == "unbound" {
+				unbound("free or affine")
+			}
 
 			ginkgo.By("four Pods spread over the zones (maxSkew 1)")
-			zones := map[string]int{}
+			ev.SpreadByZone = map[string]int{}
 			for _, name := range []string{"spread-0", "spread-1", "spread-2", "spread-3"} {
 				p := tolerate(newPod(name, "50m", "32Mi"))
 				p.Labels = map[string]string{"group": "spread"}
@@ -88,20 +117,15 @@ var _ = ginkgo.Describe("Scheduler scoring", func() {
 				}}
 				createPod(ctx, f, p)
 				// One at a time: each choice sees the ones before.
-				node := boundTo(ctx, pods, name)
-				zones[zoneOf(ctx, f, node)]++
+				node := bindings(ctx, pods, name)[name]
+				if node == "" {
+					unbound(name)
+				}
+				ev.SpreadByZone[zoneOf(ctx, f, node)]++
 			}
-			framework.Evidence("scoring", map[string]any{
-				"simulatedNodes":      n.simulated,
-				"freePodOn":           freeNode,
-				"affinePodOn":         affineNode,
-				"spreadByZone":        zones,
-				"spreadSkew":          abs(zones["zone-a"] - zones["zone-b"]),
-				"busyFreeMilliCPU":    n.free[n.busy] - n.fillerCPU.MilliValue(),
-				"idleFreeMilliCPU":    n.free[n.idle] - 100,
-				"fillerMilliCPU":      n.fillerCPU.MilliValue(),
-				"nodesComparedAtOnce": 2,
-			})
+			skew := abs(ev.SpreadByZone["zone-a"] - ev.SpreadByZone["zone-b"])
+			ev.SpreadSkew = &skew
+			scoring.Record(ev)
 		})
 })
 

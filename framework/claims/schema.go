@@ -1,0 +1,270 @@
+package claims
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// EvidenceDecl says that a spec records a named piece of evidence of a Go
+// type. Specs declare their evidence (framework.DeclareEvidence), so that a
+// claim naming a path no spec records fails a unit test instead of showing
+// up as a harness error after a cluster run.
+type EvidenceDecl struct {
+	Spec string
+	Name string
+	Type reflect.Type
+}
+
+// CheckEvidence reports every expectation and context path of the catalog's
+// testable claims that no declared evidence of the claim's specs can hold,
+// and every expectation whose value the declared type can never take (a
+// number held against a string, a pattern against a number).
+func CheckEvidence(cat *Catalog, decls []EvidenceDecl) []error {
+	bySpec := map[string]map[string]reflect.Type{}
+	for _, d := range decls {
+		if bySpec[d.Spec] == nil {
+			bySpec[d.Spec] = map[string]reflect.Type{}
+		}
+		bySpec[d.Spec][d.Name] = d.Type
+	}
+	var errs []error
+	for _, c := range cat.Claims {
+		if !c.Testable() {
+			continue
+		}
+		check := func(path, spec string, e *Expectation) {
+			specs := c.Specs
+			if spec != "" {
+				specs = []string{spec}
+			}
+			var tried []string
+			for _, s := range specs {
+				name, _, _ := strings.Cut(path, ".")
+				t, ok := bySpec[s][name]
+				if !ok {
+					continue
+				}
+				leaf, err := Resolve(t, path)
+				if err != nil {
+					tried = append(tried, fmt.Sprintf("%s: %v", s, err))
+					continue
+				}
+				if e != nil {
+					if err := e.fits(leaf); err != nil {
+						tried = append(tried, fmt.Sprintf("%s: %v", s, err))
+						continue
+					}
+				}
+				return
+			}
+			if len(tried) == 0 {
+				errs = append(errs, fmt.Errorf("claim %s: evidence %s is recorded by none of its specs %v", c.ID, path, specs))
+				return
+			}
+			errs = append(errs, fmt.Errorf("claim %s: evidence %s: %s", c.ID, path, strings.Join(tried, "; ")))
+		}
+		for i := range c.Expect {
+			check(c.Expect[i].Evidence, c.Expect[i].Spec, &c.Expect[i])
+		}
+		for _, alt := range c.Conditional {
+			for i := range alt.Expect {
+				check(alt.Expect[i].Evidence, alt.Expect[i].Spec, &alt.Expect[i])
+			}
+		}
+		for _, p := range c.Context {
+			check(p, "", nil)
+		}
+	}
+	return errs
+}
+
+// Resolve follows a dot-separated evidence path (its first part is the
+// evidence name) through t and returns the type found at its end: struct
+// fields by their JSON names, map keys of any value, list indexes.
+func Resolve(t reflect.Type, path string) (reflect.Type, error) {
+	parts := strings.Split(path, ".")
+	for i, p := range parts[1:] {
+		t = deref(t)
+		switch t.Kind() {
+		case reflect.Struct:
+			f, ok := jsonField(t, p)
+			if !ok {
+				return nil, fmt.Errorf("%s has no field %q (it has %s)", strings.Join(parts[:i+1], "."), p, strings.Join(jsonNames(t), ", "))
+			}
+			t = f
+		case reflect.Map:
+			t = t.Elem()
+		case reflect.Slice, reflect.Array:
+			if _, err := strconv.Atoi(p); err != nil {
+				return nil, fmt.Errorf("%s is a list: %q is not an index", strings.Join(parts[:i+1], "."), p)
+			}
+			t = t.Elem()
+		case reflect.Interface:
+			return nil, fmt.Errorf("%s is untyped (%s): the path below it cannot be checked", strings.Join(parts[:i+1], "."), t)
+		default:
+			return nil, fmt.Errorf("%s is a %s: it has no %q", strings.Join(parts[:i+1], "."), t.Kind(), p)
+		}
+	}
+	return deref(t), nil
+}
+
+func deref(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// jsonField finds the field that encoding/json writes under name.
+func jsonField(t reflect.Type, name string) (reflect.Type, bool) {
+	for _, f := range reflect.VisibleFields(t) {
+		if n, ok := jsonName(f); ok && n == name && len(f.Index) > 0 {
+			return f.Type, true
+		}
+	}
+	return nil, false
+}
+
+func jsonNames(t reflect.Type) []string {
+	var out []string
+	for _, f := range reflect.VisibleFields(t) {
+		if n, ok := jsonName(f); ok {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// jsonName is the name a field is encoded under, if it is encoded.
+func jsonName(f reflect.StructField) (string, bool) {
+	if !f.IsExported() || f.Anonymous {
+		return "", false
+	}
+	tag := f.Tag.Get("json")
+	if tag == "-" {
+		return "", false
+	}
+	name, _, _ := strings.Cut(tag, ",")
+	if name == "" {
+		name = f.Name
+	}
+	return name, true
+}
+
+// fits reports whether a value of type t can ever satisfy e.
+func (e Expectation) fits(t reflect.Type) error {
+	if t.Kind() == reflect.Interface {
+		return nil
+	}
+	want := func(ok bool, what string) error {
+		if ok {
+			return nil
+		}
+		return fmt.Errorf("%s wants %s, but the spec records a %s", e.Want(), what, t)
+	}
+	switch {
+	case e.Matches != "":
+		return want(t.Kind() == reflect.String, "a string")
+	case e.AtLeast != nil || e.AtMost != nil:
+		return want(numeric(t), "a number")
+	case e.Contains != nil:
+		return want(t.Kind() == reflect.String || t.Kind() == reflect.Slice || t.Kind() == reflect.Array, "a string or a list")
+	}
+	var raws []json.RawMessage
+	switch {
+	case e.Equals != nil:
+		raws = []json.RawMessage{*e.Equals}
+	case e.NotEquals != nil:
+		raws = []json.RawMessage{*e.NotEquals}
+	default:
+		raws = e.OneOf
+	}
+	for _, r := range raws {
+		var v any
+		if err := json.Unmarshal(r, &v); err != nil {
+			return err
+		}
+		if err := want(kindFits(v, t), jsonKind(v)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func numeric(t reflect.Type) bool {
+	return slices.Contains([]reflect.Kind{reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64}, t.Kind())
+}
+
+// kindFits reports whether a JSON value v can be the encoding of a t.
+func kindFits(v any, t reflect.Type) bool {
+	switch v.(type) {
+	case nil:
+		return slices.Contains([]reflect.Kind{reflect.Slice, reflect.Map, reflect.Interface}, t.Kind())
+	case bool:
+		return t.Kind() == reflect.Bool
+	case float64:
+		return numeric(t)
+	case string:
+		return t.Kind() == reflect.String
+	case []any:
+		return t.Kind() == reflect.Slice || t.Kind() == reflect.Array
+	default:
+		return t.Kind() == reflect.Struct || t.Kind() == reflect.Map
+	}
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case float64:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "a list"
+	default:
+		return "an object"
+	}
+}
+
+// Paths lists the evidence paths a value of type t offers under name, for
+// people writing claims: struct fields by JSON name, {key} for map keys and
+// 0 for list elements.
+func Paths(name string, t reflect.Type) []string {
+	var out []string
+	var walk func(prefix string, t reflect.Type, depth int)
+	walk = func(prefix string, t reflect.Type, depth int) {
+		t = deref(t)
+		if depth > 6 {
+			out = append(out, prefix)
+			return
+		}
+		switch t.Kind() {
+		case reflect.Struct:
+			if t.PkgPath() == "time" {
+				out = append(out, prefix)
+				return
+			}
+			for _, n := range jsonNames(t) {
+				f, _ := jsonField(t, n)
+				walk(prefix+"."+n, f, depth+1)
+			}
+		case reflect.Map:
+			walk(prefix+".{key}", t.Elem(), depth+1)
+		default:
+			out = append(out, prefix)
+		}
+	}
+	walk(name, t, 0)
+	return out
+}

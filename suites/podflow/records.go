@@ -1,0 +1,370 @@
+package podflow
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubeproof/kubeproof/framework"
+	"github.com/kubeproof/kubeproof/framework/audit"
+	"github.com/kubeproof/kubeproof/framework/etcd"
+)
+
+// kubectl's create request, from the audit log.
+type requestEvidence struct {
+	Verb      string `json:"verb"`
+	Path      string `json:"path"`
+	Code      int    `json:"code"`
+	UserAgent string `json:"userAgent"`
+	Kubectl   bool   `json:"kubectl"`
+}
+
+// The binding request, from the audit log.
+type bindingEvidence struct {
+	Verb        string `json:"verb"`
+	Subresource string `json:"subresource"`
+	User        string `json:"user"`
+	Code        int    `json:"code"`
+	Path        string `json:"path"`
+}
+
+// A component's watch of Pods, from the audit log.
+type watchEvidence struct {
+	Found         bool   `json:"found"`
+	FieldSelector string `json:"fieldSelector"`
+	Path          string `json:"path"`
+}
+
+// Who wrote to the Pod, by role.
+type writersEvidence struct {
+	Identities []string `json:"identities"`
+	Count      int      `json:"count"`
+}
+
+type statusWritesEvidence struct {
+	Count     int `json:"count"`
+	ByKubelet int `json:"byKubelet"`
+}
+
+type controllerWritesEvidence struct {
+	Count    int      `json:"count"`
+	Requests []string `json:"requests"`
+}
+
+// The order of the requests, arrival to arrival.
+type auditOrderEvidence struct {
+	CreateBeforeBinding      bool `json:"createBeforeBinding"`
+	BindingBeforeFirstStatus bool `json:"bindingBeforeFirstStatus"`
+}
+
+// The Pod as etcd holds it.
+type etcdEvidence struct {
+	Exists      bool   `json:"exists"`
+	Key         string `json:"key"`
+	Encoding    string `json:"encoding"`
+	StoredPhase string `json:"storedPhase"`
+	StoredReady bool   `json:"storedReady"`
+}
+
+// Every key etcd holds, and those outside /registry/.
+type etcdKeysEvidence struct {
+	Total           int      `json:"total"`
+	OutsideRegistry int      `json:"outsideRegistry"`
+	ExamplesOutside []string `json:"examplesOutside"`
+}
+
+// How often a Ready Pod's status was written in an observation window.
+type statusWindowEvidence struct {
+	WindowSeconds     float64 `json:"windowSeconds"`
+	PodUpdates        int     `json:"podUpdates"`
+	NodeLeaseRenewals int     `json:"nodeLeaseRenewals"`
+}
+
+// What kubectl delete did to the Pod.
+type deletedEvidence struct {
+	DeletionEventSeen     bool    `json:"deletionEventSeen"`
+	GracefulMark          bool    `json:"gracefulMark"`
+	// RunningWhenRemoved counts the containers still running in the last
+	// state the watch saw before the object went (unset if it saw none).
+	RunningWhenRemoved    *int    `json:"runningWhenRemoved,omitempty"`
+	NotFoundAfter         bool    `json:"notFoundAfter"`
+	DeleteToRemovedMs     float64 `json:"deleteToRemovedMs"`
+	LastStateBeforeRemove string  `json:"lastStateBeforeRemove"`
+}
+
+// The same manifest applied again.
+type reappliedEvidence struct {
+	Ready          bool    `json:"ready"`
+	NewObject      bool    `json:"newObject"`
+	ApplyToReadyMs float64 `json:"applyToReadyMs"`
+	LastSeen       string  `json:"lastSeen"`
+}
+
+// Each step's time over several applies, as the watch and kubectl saw them.
+type timingEvidence struct {
+	ApplyMs          framework.Samples `json:"applyMs"`
+	BoundToRunningMs framework.Samples `json:"boundToRunningMs"`
+	ApplyToReadyMs   framework.Samples `json:"applyToReadyMs"`
+	// PullMs are the image pulls the kubelet reported (none when the
+	// image is on the node already).
+	PullMs framework.Samples `json:"pullMs"`
+}
+
+// Each step's time over several applies, from the audit log.
+type auditTimingEvidence struct {
+	CreateRequestMs         framework.Samples `json:"createRequestMs"`
+	CreateToBindingMs       framework.Samples `json:"createToBindingMs"`
+	BindingToKubeletFirstMs framework.Samples `json:"bindingToKubeletFirstMs"`
+}
+
+var (
+	request          = framework.DeclareEvidence[requestEvidence]("request", specCreate)
+	binding          = framework.DeclareEvidence[bindingEvidence]("binding", specCreate)
+	schedulerWatch   = framework.DeclareEvidence[watchEvidence]("schedulerWatch", specCreate)
+	kubeletWatch     = framework.DeclareEvidence[watchEvidence]("kubeletWatch", specCreate)
+	writers          = framework.DeclareEvidence[writersEvidence]("writers", specCreate)
+	statusWrites     = framework.DeclareEvidence[statusWritesEvidence]("statusWrites", specCreate)
+	controllerWrites = framework.DeclareEvidence[controllerWritesEvidence]("controllerWrites", specCreate)
+	auditOrder       = framework.DeclareEvidence[auditOrderEvidence]("auditOrder", specCreate)
+	etcdPod          = framework.DeclareEvidence[etcdEvidence]("etcd", specCreate)
+	etcdKeys         = framework.DeclareEvidence[etcdKeysEvidence]("etcdKeys", specCreate)
+	statusWindow     = framework.DeclareEvidence[statusWindowEvidence]("statusWindow", specStatusWindow)
+	deleted          = framework.DeclareEvidence[deletedEvidence]("deleted", specDelete)
+	reapplied        = framework.DeclareEvidence[reappliedEvidence]("reapplied", specDelete)
+	timing           = framework.DeclareEvidence[timingEvidence]("timing", specTiming)
+	auditTiming      = framework.DeclareEvidence[auditTimingEvidence]("auditTiming", specTiming)
+)
+
+// recordSchedulerWatch reads the scheduler's watch of Pods from the audit
+// log: it began when the scheduler started, long before the spec.
+func recordSchedulerWatch(log *audit.Log) {
+	ginkgo.GinkgoHelper()
+	watches, err := podWatches(log)
+	framework.ExpectNoError(err, "read the pod watches from the audit log")
+	schedulerWatch.Record(watchOf(watches, "system:kube-scheduler"))
+}
+
+func podWatches(log *audit.Log) ([]audit.Event, error) {
+	return log.Since(0, audit.All(audit.Verbs("watch"), func(e audit.Event) bool {
+		return e.ObjectRef != nil && e.ObjectRef.Resource == "pods" && e.ObjectRef.Namespace == ""
+	}))
+}
+
+func watchOf(watches []audit.Event, user string) watchEvidence {
+	for _, w := range watches {
+		if w.User.Username == user {
+			return watchEvidence{Found: true, FieldSelector: w.Query("fieldSelector"), Path: w.Path()}
+		}
+	}
+	return watchEvidence{}
+}
+
+// recordCreateRequest reads kubectl's create of the Pod from the audit log.
+func recordCreateRequest(ctx context.Context, f *framework.Framework, log *audit.Log, from audit.Offset) {
+	ginkgo.GinkgoHelper()
+	events, err := log.WaitFor(ctx, from, framework.Timeout.Audit, "the Pod's create request", audit.All(audit.On("pods", f.Namespace, podName, ""), audit.Verbs("create"), subresource("")), audit.AtLeast(1))
+	framework.ExpectNoError(err, "read the Pod's create request from the audit log")
+	c := events[0]
+	request.Record(requestEvidence{Verb: c.Verb, Path: f.Generalize(c.Path(), nil), Code: c.Code(),
+		UserAgent: c.UserAgent, Kubectl: strings.HasPrefix(c.UserAgent, "kubectl/")})
+}
+
+// recordBinding reads the binding of the Pod and the kubelet's watch.
+func recordBinding(ctx context.Context, f *framework.Framework, log *audit.Log, from audit.Offset, node string) {
+	ginkgo.GinkgoHelper()
+	events, err := log.WaitFor(ctx, from, framework.Timeout.Audit, "the Pod's binding", audit.All(audit.On("pods", f.Namespace, podName, "binding")), audit.AtLeast(1))
+	framework.ExpectNoError(err, "read the Pod's binding from the audit log")
+	b := events[0]
+	binding.Record(bindingEvidence{Verb: b.Verb, Subresource: b.ObjectRef.Subresource, User: b.User.Username,
+		Code: b.Code(), Path: f.Generalize(b.Path(), map[string]string{podName: "{name}"})})
+	watches, err := podWatches(log)
+	framework.ExpectNoError(err, "read the pod watches from the audit log")
+	kubeletWatch.Record(watchOf(watches, "system:node:"+node))
+}
+
+// recordStatusWrites reads who wrote to the Pod (the client, the
+// scheduler, the kubelet, controllers) and in which order.
+func recordStatusWrites(ctx context.Context, f *framework.Framework, log *audit.Log, from audit.Offset, node string) {
+	ginkgo.GinkgoHelper()
+	ginkgo.By("reading the audit log: who wrote the Pod, and when")
+	onPod := audit.On("pods", f.Namespace, podName, "*")
+	nodeUser := "system:node:" + node
+	// The first kubelet status write arrives soon after Ready; wait for it.
+	events, err := log.WaitFor(ctx, from, framework.Timeout.Audit, "the kubelet's status write", onPod, func(es []audit.Event) bool {
+		return firstEvent(es, subresource("status"), audit.By(nodeUser)) != nil
+	})
+	framework.ExpectNoError(err, "read the Pod's status writes from the audit log")
+	create := firstEvent(events, audit.Verbs("create"), subresource(""))
+	bindingReq := firstEvent(events, subresource("binding"))
+	firstStatus := firstEvent(events, subresource("status"), audit.By(nodeUser))
+
+	roles, statusCount, byKubelet := map[string]bool{}, 0, 0
+	var controllers []string
+	for _, e := range events {
+		if e.Verb == "get" || e.Verb == "list" || e.Verb == "watch" {
+			continue
+		}
+		roles[role(e.User.Username, nodeUser)] = true
+		if e.ObjectRef.Subresource == "status" {
+			statusCount++
+			if e.User.Username == nodeUser {
+				byKubelet++
+			}
+		}
+		if role(e.User.Username, nodeUser) == "kube-controller-manager" {
+			controllers = append(controllers, e.Summary())
+		}
+	}
+	writers.Record(writersEvidence{Identities: slices.Sorted(maps.Keys(roles)), Count: len(roles)})
+	statusWrites.Record(statusWritesEvidence{Count: statusCount, ByKubelet: byKubelet})
+	controllerWrites.Record(controllerWritesEvidence{Count: len(controllers), Requests: controllers})
+	ev := auditOrderEvidence{}
+	if create != nil && bindingReq != nil {
+		ev.CreateBeforeBinding = create.RequestReceivedTimestamp.Before(bindingReq.RequestReceivedTimestamp)
+		ev.BindingBeforeFirstStatus = bindingReq.RequestReceivedTimestamp.Before(firstStatus.RequestReceivedTimestamp)
+	}
+	auditOrder.Record(ev)
+}
+
+// role names a requester by role, so that evidence reads the same on
+// every cluster.
+func role(user, nodeUser string) string {
+	switch {
+	case user == nodeUser:
+		return "kubelet"
+	case user == "system:kube-scheduler":
+		return "kube-scheduler"
+	case strings.HasPrefix(user, "system:serviceaccount:kube-system:") || user == "system:kube-controller-manager":
+		return "kube-controller-manager"
+	default:
+		return "client"
+	}
+}
+
+func subresource(s string) audit.Match {
+	return func(e audit.Event) bool { return e.ObjectRef != nil && (s == "*" || e.ObjectRef.Subresource == s) }
+}
+
+func firstEvent(es []audit.Event, ms ...audit.Match) *audit.Event {
+	m := audit.All(ms...)
+	for i := range es {
+		if m(es[i]) {
+			return &es[i]
+		}
+	}
+	return nil
+}
+
+// recordEtcdEvidence reads the Pod as etcd holds it: key, encoding, and the
+// status the kubelet reported, decoded from the stored bytes.
+func recordEtcdEvidence(ctx context.Context, f *framework.Framework, db *etcd.Client) {
+	ginkgo.GinkgoHelper()
+	ginkgo.By("reading the Pod from etcd")
+	key := "/registry/pods/" + f.Namespace + "/" + podName
+	kv, found, err := db.Get(ctx, key)
+	framework.ExpectNoError(err, "read %s from etcd", key)
+	ev := etcdEvidence{Exists: found, Key: f.Generalize(key, map[string]string{podName: "{name}"})}
+	if found {
+		ev.Encoding = kv.Encoding()
+		if obj, err := etcd.Decode(kv.Value); err == nil {
+			if p, ok := obj.(*corev1.Pod); ok {
+				ev.StoredPhase, ev.StoredReady = string(p.Status.Phase), framework.PodReady(p)
+			}
+		}
+	}
+	etcdPod.Record(ev)
+	allKeys, _, err := db.Keys(ctx, "")
+	framework.ExpectNoError(err, "list etcd keys")
+	var outside []string
+	for _, k := range allKeys {
+		if !strings.HasPrefix(k, "/registry/") {
+			outside = append(outside, k)
+		}
+	}
+	etcdKeys.Record(etcdKeysEvidence{Total: len(allKeys), OutsideRegistry: len(outside), ExamplesOutside: outside[:min(len(outside), 5)]})
+}
+
+// timingSamples is how often the timing spec applies pod.yaml.
+const timingSamples = 5
+
+// measureTimings applies pod.yaml (under new names) timingSamples times,
+// one after the other, each until its Pod is Ready, and records every
+// step's median and spread: one sample on a loaded machine says little.
+func measureTimings(ctx context.Context, f *framework.Framework) {
+	ginkgo.GinkgoHelper()
+	auditLog, from := f.AuditLog()
+	pods := f.RecordPods(ctx)
+	podEvents := f.RecordEvents(ctx)
+	var applyMs, boundToRunning, applyToReady []float64
+	names := make([]string, timingSamples)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s-%d", podName, i)
+		a := apply(ctx, f, names[i])
+		b := framework.BoundPod(ctx, pods, names[i])
+		r := framework.RunningPod(ctx, pods, names[i])
+		rd := framework.ReadyPod(ctx, pods, names[i])
+		applyMs = append(applyMs, a.ms)
+		boundToRunning = append(boundToRunning, framework.Millis(r.At.Sub(b.At)))
+		applyToReady = append(applyToReady, framework.Millis(rd.At.Sub(a.began)))
+	}
+	var pulls []float64
+	for _, e := range podEvents.Events() {
+		if ev, ok := e.Object.(*corev1.Event); ok && ev.Reason == "Pulled" {
+			if d, ok := pullDuration(ev.Message); ok {
+				pulls = append(pulls, framework.Millis(d))
+			}
+		}
+	}
+	timing.Record(timingEvidence{ApplyMs: framework.NewSamples(applyMs), BoundToRunningMs: framework.NewSamples(boundToRunning),
+		ApplyToReadyMs: framework.NewSamples(applyToReady), PullMs: framework.NewSamples(pulls)})
+	if auditLog == nil {
+		return
+	}
+	ginkgo.By("reading each apply's requests from the audit log")
+	events, err := auditLog.WaitFor(ctx, from, framework.Timeout.Audit, "every Pod's first status write by its kubelet", audit.InNamespace(f.Namespace), func(es []audit.Event) bool {
+		for _, n := range names {
+			if firstEvent(es, audit.On("pods", f.Namespace, n, "status"), kubelet) == nil {
+				return false
+			}
+		}
+		return true
+	})
+	framework.ExpectNoError(err, "read the applies from the audit log")
+	var createMs, toBinding, toKubelet []float64
+	for _, n := range names {
+		c := firstEvent(events, audit.On("pods", f.Namespace, n, ""), audit.Verbs("create"))
+		b := firstEvent(events, audit.On("pods", f.Namespace, n, "binding"))
+		s := firstEvent(events, audit.On("pods", f.Namespace, n, "status"), kubelet)
+		if c == nil || b == nil {
+			ginkgo.Fail(fmt.Sprintf("the audit log lacks the create or the binding of Pod %s", n))
+		}
+		createMs = append(createMs, framework.Millis(c.StageTimestamp.Sub(c.RequestReceivedTimestamp)))
+		toBinding = append(toBinding, framework.Millis(b.RequestReceivedTimestamp.Sub(c.RequestReceivedTimestamp)))
+		toKubelet = append(toKubelet, framework.Millis(s.RequestReceivedTimestamp.Sub(b.RequestReceivedTimestamp)))
+	}
+	auditTiming.Record(auditTimingEvidence{CreateRequestMs: framework.NewSamples(createMs),
+		CreateToBindingMs: framework.NewSamples(toBinding), BindingToKubeletFirstMs: framework.NewSamples(toKubelet)})
+}
+
+// kubelet selects requests made by a kubelet.
+func kubelet(e audit.Event) bool { return strings.HasPrefix(e.User.Username, "system:node:") }
+
+// pulledIn finds the pull time in a Pulled event's message: `Successfully
+// pulled image "x" in 1.2s (1.2s including waiting)`.
+var pulledIn = regexp.MustCompile(`Successfully pulled image .* in ([0-9.]+m?s)`)
+
+func pullDuration(msg string) (time.Duration, bool) {
+	m := pulledIn.FindStringSubmatch(msg)
+	if m == nil {
+		return 0, false
+	}
+	d, err := time.ParseDuration(m[1])
+	return d, err == nil
+}
