@@ -66,8 +66,8 @@ type canaryStep struct {
 	// Reached: the steps before it happened, so it was waited for.
 	Reached bool    `json:"reached"`
 	OK      bool    `json:"ok"`
-	Ms     float64 `json:"ms"`
-	Detail string  `json:"detail,omitempty"`
+	Ms      float64 `json:"ms"`
+	Detail  string  `json:"detail,omitempty"`
 }
 
 // canary holds the steps as the canary saw them, in every process.

@@ -24,14 +24,14 @@ const SchemaVersion = "kubeproof.io/claims/v1"
 
 // Report is the content of claims.json.
 type Report struct {
-	SchemaVersion string           `json:"schemaVersion"`
-	GeneratedAt   time.Time        `json:"generatedAt"`
-	Cluster       Cluster          `json:"cluster"`
-	Summary       map[string]int   `json:"summary"`
+	SchemaVersion string         `json:"schemaVersion"`
+	GeneratedAt   time.Time      `json:"generatedAt"`
+	Cluster       Cluster        `json:"cluster"`
+	Summary       map[string]int `json:"summary"`
 	// Components say what the run saw each part of the cluster do, what it
 	// did not see within its window, and which claims about it were
 	// refuted: on a broken cluster, where the fault is.
-	Components []Component       `json:"components,omitempty"`
+	Components []Component      `json:"components,omitempty"`
 	Documents  []DocumentResult `json:"documents"`
 	// Specs are the specs that ran, with all the evidence they recorded.
 	Specs []claims.SpecResult `json:"specs"`

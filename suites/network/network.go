@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
-		corev1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

@@ -89,8 +89,8 @@ type statusWindowEvidence struct {
 
 // What kubectl delete did to the Pod.
 type deletedEvidence struct {
-	DeletionEventSeen     bool    `json:"deletionEventSeen"`
-	GracefulMark          bool    `json:"gracefulMark"`
+	DeletionEventSeen bool `json:"deletionEventSeen"`
+	GracefulMark      bool `json:"gracefulMark"`
 	// RunningWhenRemoved counts the containers still running in the last
 	// state the watch saw before the object went (unset if it saw none).
 	RunningWhenRemoved    *int    `json:"runningWhenRemoved,omitempty"`
