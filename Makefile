@@ -21,7 +21,7 @@ GOFLAGS_BUILD := -trimpath -buildvcs=false
 # be safe in parallel; this also proves it). E.g. RUN_FLAGS="--document 003 -v".
 RUN_FLAGS  ?= --parallel 4
 
-.PHONY: all build run test unit lint e2e e2e-kind test-kind bench prepare down clean
+.PHONY: all build run test unit lint e2e e2e-kind test-kind faults faults-ci interrupt rounds bench prepare down clean
 
 all: build
 
@@ -35,8 +35,8 @@ run: build
 	$(KUBEPROOF) run --provider local --report-dir $(REPORT_DIR) $(RUN_FLAGS)
 
 ## test: unit tests, then the suites on a local cluster and on a kind cluster
-## made for the occasion
-test: lint unit e2e e2e-kind
+## made for the occasion, then the fault matrix's CI subset
+test: lint unit e2e e2e-kind faults-ci interrupt
 
 ## test-kind: the suites on a kind cluster only
 test-kind: e2e-kind
@@ -47,7 +47,7 @@ unit:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) vet -tags e2e ./suites/...
+	$(GO) vet -tags e2e ./suites/... ./cmd/...
 
 e2e: build
 	$(KUBEPROOF) run --provider local --report-dir $(REPORT_DIR) $(RUN_FLAGS)
@@ -57,6 +57,29 @@ e2e: build
 # the first run also builds the node image (debootstrap, Kubernetes images).
 e2e-kind: build
 	$(KUBEPROOF) run --provider kind --report-dir $(REPORT_DIR)-kind $(RUN_FLAGS)
+
+## faults: kubeproof's own fault matrix (fixtures/faults.yaml): the suites on a
+## healthy local cluster and on one broken on purpose per fault, each checked
+## against the verdicts the matrix lists. Slow (a run per fault); CI runs the
+## subset marked ci, against the healthy run of `make e2e`.
+FAULTS_DIR ?= _output/faults
+faults: build
+	$(KUBEPROOF) faults --report-dir $(FAULTS_DIR)
+
+faults-ci: build
+	$(KUBEPROOF) faults --ci --baseline $(REPORT_DIR) --report-dir $(FAULTS_DIR)-ci
+
+## interrupt: runs stopped while their specs run (SIGINT, SIGTERM, two
+## SIGINTs, SIGKILL then down): exit code, time to exit, partial report,
+## nothing left on the machine
+interrupt: build
+	$(GO) test -tags e2e -count=1 -run TestInterrupt -v ./cmd/kubeproof
+
+## rounds: ROUNDS runs in a row on PROVIDER, and the verdicts that differ
+ROUNDS   ?= 10
+PROVIDER ?= local
+rounds: build
+	ci/rounds.sh $(ROUNDS) $(PROVIDER)
 
 ## bench: cluster up/down times, pod startup latency (50 Pods) and the
 ## suites' cost, written to _output/bench/bench.{json,md}; measurements only.

@@ -86,7 +86,7 @@ func (f *Framework) Needs(facts ...Fact) {
 		}
 		for _, g := range chain {
 			if s := canary[g]; !s.OK {
-				Unmet(factInfo[g].component, factInfo[g].what, "the canary before the specs saw it not happen: "+s.Detail)
+				stop(factInfo[g].component, factInfo[g].what, "the canary before the specs saw it not happen: "+s.Detail)
 			}
 		}
 	}

@@ -12,8 +12,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -44,7 +47,19 @@ var TestContext struct {
 	Context    string
 	// TimeoutScale multiplies every timeout and window (Timeouts).
 	TimeoutScale float64
+	// InjectFault names a fault of the harness's own making, for
+	// kubeproof's fault matrix (see InjectedFault).
+	InjectFault string
 }
+
+// Faults the harness can inject into what it deploys itself.
+const (
+	// FaultWebhookServerDown: kubeproof's webhook server never answers.
+	FaultWebhookServerDown = "webhook-server-down"
+)
+
+// InjectedFault reports whether the run injects fault.
+func InjectedFault(fault string) bool { return TestContext.InjectFault == fault }
 
 // RegisterFlags adds the suites' flags to fs (flag.CommandLine for go test
 // and for the kubeproof binary's spec runner).
@@ -56,6 +71,8 @@ func RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&TestContext.Context, "kubeproof.context", "", "kubeconfig context")
 	fs.Float64Var(&TestContext.TimeoutScale, "kubeproof.timeout-scale", 1,
 		"multiply every timeout and observation window by this (for slow machines)")
+	fs.StringVar(&TestContext.InjectFault, "kubeproof.inject-fault", "",
+		"inject a fault of the harness's own making (kubeproof's fault matrix): "+FaultWebhookServerDown)
 }
 
 // applyScale sets Timeout from the flags.
@@ -92,7 +109,22 @@ func Cluster() (*cluster.Info, error) {
 // any value with Fail().
 func RunSuite(t ginkgo.GinkgoTestingT, description string) bool {
 	gomega.RegisterFailHandler(ginkgo.Fail)
+	watchInterrupts()
 	return ginkgo.RunSpecs(t, description)
+}
+
+// interrupted is set when this spec process gets SIGINT or SIGTERM. Ginkgo
+// then interrupts the running spec and runs the cleanup; the suite's own
+// cleanup reads this to skip what only a finished run needs.
+var interrupted atomic.Bool
+
+func watchInterrupts() {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		interrupted.Store(true)
+	}()
 }
 
 // Framework is what one spec uses: its own namespace and clients.
@@ -177,6 +209,11 @@ func runID() string { return strconv.FormatInt(ginkgo.GinkgoRandomSeed(), 10) }
 // namespaces are gone; one that is not fails the suite, named with its
 // phase and conditions (its name says which spec made it).
 var _ = ginkgo.SynchronizedAfterSuite(func() {}, func(ctx ginkgo.SpecContext) {
+	if interrupted.Load() {
+		// The specs deleted their namespaces; an interrupted run does not
+		// wait for them to go (the cluster is usually removed next).
+		return
+	}
 	info, err := Cluster()
 	if err != nil {
 		return // no cluster, so no spec made a namespace
@@ -241,4 +278,20 @@ func (f *Framework) ClientCertificate(ctx context.Context, user string, groups .
 		Unmet("kube-controller-manager", "the CSR API issued a client certificate for "+user+" (csrsigning controller)", err.Error())
 	}
 	return cert, key
+}
+
+// ClientIdentity is a client configuration with a certificate for user in
+// groups, issued through the CSR API, that the API server was seen to
+// accept (a spec that acts as someone needs that someone to exist). One the
+// API server does not authenticate stops the spec.
+func (f *Framework) ClientIdentity(ctx context.Context, user string, groups ...string) *rest.Config {
+	ginkgo.GinkgoHelper()
+	cert, key := f.ClientCertificate(ctx, user, groups...)
+	cfg := identity.Certificate(f.RESTConfig, cert, key)
+	who, err := identity.WhoAmI(ctx, cfg)
+	if err != nil || who.Username != user {
+		Unmet("kube-apiserver", "the API server authenticated the client certificate issued for "+user,
+			fmt.Sprintf("it answered %q, %v", who.Username, err))
+	}
+	return cfg
 }

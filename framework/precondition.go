@@ -37,5 +37,12 @@ func note(component string, saw bool, what string, args ...any) {
 func Unmet(component, what, detail string) {
 	ginkgo.GinkgoHelper()
 	Missed(component, what)
+	stop(component, what, detail)
+}
+
+// stop fails the spec on an unmet precondition without noting the
+// component again (the canary already did, for Needs).
+func stop(component, what, detail string) {
+	ginkgo.GinkgoHelper()
 	ginkgo.Fail(fmt.Sprintf("%s%s did not happen (%s): %s", claims.PreconditionPrefix, what, component, detail))
 }

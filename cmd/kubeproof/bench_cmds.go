@@ -120,6 +120,7 @@ here passes or fails on a number.`,
 func benchProvider(cmd *cobra.Command, o *options, b *benchOptions, out string) (pb providerBench, err error) {
 	ctx := cmd.Context()
 	pr := printer()
+	o.ephemeral = true
 	p, err := newProvider(cmd, o, pr)
 	if err != nil {
 		return pb, err
@@ -173,7 +174,7 @@ func benchProvider(cmd *cobra.Command, o *options, b *benchOptions, out string) 
 			return pb, err
 		}
 		begin := time.Now()
-		code, err := runSpecProcess(ctx, infoPath, dir, "", &runOptions{parallel: b.parallel, timeout: time.Hour})
+		code, err := runSpecProcess(ctx, infoPath, dir, "", &runOptions{parallel: b.parallel, timeout: time.Hour}, nil)
 		if err != nil {
 			return pb, err
 		}

@@ -5,9 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 
 	"github.com/onsi/ginkgo/v2/ginkgo/command"
 	ginkgorun "github.com/onsi/ginkgo/v2/ginkgo/run"
+	"golang.org/x/sys/unix"
 )
 
 // ginkgoProgram is the argv[0] under which this binary acts as the Ginkgo
@@ -31,6 +33,7 @@ func runGinkgoCLI(args []string) (code int) {
 			code = details.ExitCode
 		}
 	}()
+	dieWithParent()
 	additional := []string{}
 	if i := slices.Index(args, "--"); i >= 0 {
 		args, additional = args[:i], args[i+1:]
@@ -55,4 +58,19 @@ func specsBinary(dir string) (string, error) {
 		return "", fmt.Errorf("link the spec runner: %w", err)
 	}
 	return link, nil
+}
+
+// dieWithParent makes the kernel kill this process when its parent dies:
+// a spec process (or Ginkgo's CLI that runs them) must not outlive the
+// kubeproof that started it, even when that one is killed with SIGKILL and
+// can run no cleanup of its own.
+func dieWithParent() {
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
+		fmt.Fprintf(os.Stderr, "kubeproof: cannot tie the spec process to its parent: %v\n", err)
+		return
+	}
+	// The parent may have died before the call: then init adopted us.
+	if os.Getppid() == 1 {
+		os.Exit(1)
+	}
 }

@@ -12,10 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/kubeproof/kubeproof/framework/exitcode"
 )
@@ -29,9 +27,9 @@ func main() {
 	case base == ginkgoProgram:
 		os.Exit(runGinkgoCLI(os.Args[1:]))
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, in := catchInterrupts(context.Background())
 	err := newRootCommand().ExecuteContext(ctx)
+	in.stop()
 	os.Exit(int(exitWith(ctx, err)))
 }
 
@@ -42,11 +40,11 @@ func exitWith(ctx context.Context, err error) exitcode.Code {
 		return exitcode.OK
 	}
 	code := exitcode.Of(err)
-	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
-		code = exitcode.Interrupted
+	if in := interruptsOf(ctx); in.interrupted() || errors.Is(err, context.Canceled) {
+		code = in.code()
 	}
-	if code == exitcode.Interrupted {
-		fmt.Fprintln(os.Stderr, "kubeproof: interrupted")
+	if code == exitcode.Interrupted || code == exitcode.Terminated {
+		fmt.Fprintf(os.Stderr, "kubeproof: %s\n", code)
 		return code
 	}
 	if !errors.Is(err, errReported) {

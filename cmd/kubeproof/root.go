@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -34,6 +35,8 @@ type options struct {
 	apiServerPort     int
 	workers           int
 	nodeImage         string
+	// ephemeral: the command removes the cluster it makes when done.
+	ephemeral bool
 }
 
 func newRootCommand() *cobra.Command {
@@ -63,7 +66,7 @@ Pod, and reports per claim whether the cluster confirmed it.`,
 
 	root.AddCommand(
 		newUpCommand(o), newDownCommand(o), newStatusCommand(o), newEnvCommand(o),
-		newRunCommand(o), newPrepareCommand(o), newVersionCommand(), newClaimsCommand(), newReportCommand(), newDockerdCommand(o), newImageCommand(o), newTraceCommand(o), newBenchCommand(o),
+		newRunCommand(o), newFaultsCommand(o), newPrepareCommand(o), newVersionCommand(), newClaimsCommand(), newReportCommand(), newDockerdCommand(o), newImageCommand(o), newTraceCommand(o), newBenchCommand(o),
 	)
 	return root
 }
@@ -89,8 +92,39 @@ func addClusterFlags(cmd *cobra.Command, o *options) {
 	f.StringVar(&o.nodeImage, "node-image", "", "kind node image to use instead of building kubeproof's own (kind provider)")
 }
 
-// newProvider builds the provider the flags name.
+// newProvider builds the provider the flags name. A cluster that a killed
+// kubeproof command left behind is removed first, saying so.
 func newProvider(cmd *cobra.Command, o *options, pr *progress.Printer) (cluster.Provider, error) {
+	p, err := makeProvider(cmd, o, pr)
+	if err != nil {
+		return nil, err
+	}
+	if err := reapAbandoned(cmd.Context(), p, pr); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// reapAbandoned removes the provider's cluster if a kubeproof command that
+// was killed before it could remove it left it behind.
+func reapAbandoned(ctx context.Context, p cluster.Provider, pr *progress.Printer) error {
+	a, ok := p.(cluster.Abandoner)
+	if !ok {
+		return nil
+	}
+	who, abandoned := a.Abandoned()
+	if !abandoned {
+		return nil
+	}
+	pr.Infof("the %s cluster here was left by %s, which was killed before it could remove it: removing it first", p.Name(), who)
+	if err := p.Down(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("remove the cluster a killed kubeproof left: %w", err)
+	}
+	return nil
+}
+
+// makeProvider builds the provider the flags name.
+func makeProvider(cmd *cobra.Command, o *options, pr *progress.Printer) (cluster.Provider, error) {
 	switch o.provider {
 	case local.ProviderName:
 		compArgs, err := cluster.ParseComponentArgs(o.componentArgs)
@@ -152,5 +186,6 @@ func (o *options) shape(componentArgs map[string][]string) cluster.Shape {
 		ServiceCIDR:       o.serviceCIDR,
 		ComponentArgs:     componentArgs,
 		Without:           o.without,
+		Ephemeral:         o.ephemeral,
 	}
 }

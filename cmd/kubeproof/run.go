@@ -82,6 +82,7 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 		return exitcode.Errorf(exitcode.Usage, "--parallel %d: want 1 or more", r.parallel)
 	}
 	pr := printer()
+	o.ephemeral = !r.keep
 	p, err := newProvider(cmd, o, pr)
 	if err != nil {
 		return err
@@ -101,24 +102,12 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 			err = derr
 		}
 	}()
-	if err := os.MkdirAll(reportDir, 0o755); err != nil {
-		return exitcode.Errorf(exitcode.Usage, "--report-dir: %v", err)
-	}
-	infoPath := filepath.Join(reportDir, "cluster.json")
-	if err := info.Save(infoPath); err != nil {
-		return err
-	}
-	pr.Infof("running the suites against %s cluster %q (Kubernetes %s); reports in %s", info.Provider, info.Name, info.KubernetesVersion, reportDir)
-	code := exitcode.OK
-	specsReport := filepath.Join(reportDir, specsReportName)
-	_ = os.Remove(specsReport) // a report of an earlier run must not be judged again
-	if filter != noSpecs {
-		if code, err = runSpecProcess(ctx, infoPath, reportDir, filter, r); err != nil {
-			return err
-		}
-	}
-	rep, err := judgeRun(reportDir, cat, selected, info)
+	rep, code, err := suiteRun{cat: cat, selected: selected, filter: filter, opts: r}.on(ctx, info, reportDir)
 	if err != nil {
+		if rep.Partial != "" {
+			report.Terminal(os.Stdout, rep)
+			pr.Infof("partial reports: %s", strings.Join(reportFiles(reportDir), ", "))
+		}
 		return err
 	}
 	report.Terminal(os.Stdout, rep)
@@ -131,6 +120,47 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 		return exitcode.Errorf(exitcode.Refuted, "%d documented claims were refuted (--fail-on-refuted)", rep.Summary[string(claims.Refuted)])
 	}
 	return nil
+}
+
+// suiteRun is one run of the suites: which claims, which specs, how.
+type suiteRun struct {
+	cat      *claims.Catalog
+	selected []claims.Claim
+	filter   string
+	opts     *runOptions
+	// specArgs are extra flags for the spec processes.
+	specArgs []string
+}
+
+// on runs the suites against the cluster info describes, judges the
+// claims and writes the reports into reportDir. The code says whether a
+// spec failed.
+func (s suiteRun) on(ctx context.Context, info *cluster.Info, reportDir string) (report.Report, exitcode.Code, error) {
+	if err := os.MkdirAll(reportDir, 0o755); err != nil {
+		return report.Report{}, exitcode.Usage, exitcode.Errorf(exitcode.Usage, "report directory: %v", err)
+	}
+	infoPath := filepath.Join(reportDir, "cluster.json")
+	if err := info.Save(infoPath); err != nil {
+		return report.Report{}, exitcode.Internal, err
+	}
+	printer().Infof("running the suites against %s cluster %q (Kubernetes %s); reports in %s", info.Provider, info.Name, info.KubernetesVersion, reportDir)
+	code := exitcode.OK
+	_ = os.Remove(filepath.Join(reportDir, specsReportName)) // a report of an earlier run must not be judged again
+	if s.filter != noSpecs {
+		var err error
+		if code, err = runSpecProcess(ctx, infoPath, reportDir, s.filter, s.opts, s.specArgs); err != nil {
+			return report.Report{}, code, err
+		}
+	}
+	interrupted := ctx.Err() != nil
+	if interrupted && interruptsOf(ctx).skipReport() {
+		return report.Report{}, code, ctx.Err()
+	}
+	rep, err := judgeRun(reportDir, s.cat, s.selected, info, interrupted)
+	if err == nil && interrupted {
+		err = ctx.Err()
+	}
+	return rep, code, err
 }
 
 // specsReportName is the Ginkgo JSON report the judge reads.
@@ -160,15 +190,22 @@ func specFilter(selected []claims.Claim, userFilter string) string {
 
 // judgeRun gives each selected claim its verdict from the run's spec report
 // and writes claims.json, claims.md and claims.html.
-func judgeRun(reportDir string, cat *claims.Catalog, selected []claims.Claim, info *cluster.Info) (report.Report, error) {
+func judgeRun(reportDir string, cat *claims.Catalog, selected []claims.Claim, info *cluster.Info, interrupted bool) (report.Report, error) {
 	run := claims.Run{Specs: map[string]claims.SpecResult{}}
 	path := filepath.Join(reportDir, specsReportName)
 	if _, err := os.Stat(path); err == nil {
-		if run, err = claims.LoadGinkgoReport(path); err != nil {
+		if run, err = claims.LoadGinkgoReport(path); err != nil && !interrupted {
 			return report.Report{}, err
 		}
 	}
-	rep := report.New(cat.Documents, claims.Judge(selected, run.Specs, info), run, info)
+	results := claims.Judge(selected, run.Specs, info)
+	if interrupted {
+		results = claims.Interrupted(results)
+	}
+	rep := report.New(cat.Documents, results, run, info)
+	if interrupted {
+		rep.Partial = "the run was interrupted: verdicts cover what the specs observed before it; the other claims are not run"
+	}
 	if err := report.Write(reportDir, rep); err != nil {
 		return report.Report{}, err
 	}
@@ -186,11 +223,11 @@ func reportFiles(dir string) []string {
 }
 
 // runSpecProcess runs the specs in a child process (this binary, as a Ginkgo
-// test binary): whatever happens there, this process survives to remove the
-// cluster. The child gets its own process group, so a Ctrl-C reaches only
-// us, and we pass exactly one interrupt on: Ginkgo then stops the running
-// spec, runs its cleanup and writes its reports.
-func runSpecProcess(ctx context.Context, infoPath, reportDir, labelFilter string, r *runOptions) (exitcode.Code, error) {
+// test binary, or Ginkgo's CLI with its parallel processes): whatever
+// happens there, this process survives to remove the cluster. The child
+// gets its own process group, so a Ctrl-C reaches only us; we pass it on to
+// the whole group (see waitInterruptible).
+func runSpecProcess(ctx context.Context, infoPath, reportDir, labelFilter string, r *runOptions, specArgs []string) (exitcode.Code, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return exitcode.Internal, fmt.Errorf("locate kubeproof executable: %w", err)
@@ -227,9 +264,9 @@ func runSpecProcess(ctx context.Context, infoPath, reportDir, labelFilter string
 		for _, f := range ginkgoFlags {
 			argv = append(argv, "--"+f)
 		}
-		argv = append(argv, specs, "--", ours)
+		argv = append(append(argv, specs, "--", ours), specArgs...)
 	} else {
-		argv = []string{"kubeproof-specs.test", ours}
+		argv = append([]string{"kubeproof-specs.test", ours}, specArgs...)
 		for _, f := range ginkgoFlags {
 			argv = append(argv, "--ginkgo."+f)
 		}
@@ -245,16 +282,7 @@ func runSpecProcess(ctx context.Context, infoPath, reportDir, labelFilter string
 	if err := child.Start(); err != nil {
 		return exitcode.Internal, fmt.Errorf("start the spec runner: %w", err)
 	}
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-			_ = child.Process.Signal(os.Interrupt)
-		case <-done:
-		}
-	}()
-	err = child.Wait()
-	close(done)
+	err = waitInterruptible(ctx, child)
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -307,7 +335,7 @@ claims reports there again, with the catalog of this binary and --claims-file.`,
 			if _, err := os.Stat(filepath.Join(dir, specsReportName)); err != nil {
 				return exitcode.Errorf(exitcode.Usage, "--report-dir %s has no %s", dir, specsReportName)
 			}
-			rep, err := judgeRun(dir, cat, selected, info)
+			rep, err := judgeRun(dir, cat, selected, info, false)
 			if err != nil {
 				return err
 			}
@@ -317,6 +345,37 @@ claims reports there again, with the catalog of this binary and --claims-file.`,
 	}
 	cmd.Flags().StringVar(&dir, "report-dir", "kubeproof-report", "the run's report directory")
 	sel.addFlags(cmd, true)
+	cmd.AddCommand(newReportDiffCommand())
+	return cmd
+}
+
+func newReportDiffCommand() *cobra.Command {
+	var timing bool
+	cmd := &cobra.Command{
+		Use:   "diff DIR DIR...",
+		Short: "List the claims whose verdict differs between runs (their report directories)",
+		Long: `diff reads claims.json from each report directory and prints, as a Markdown table, every
+claim whose verdict is not the same in all of them; timing claims, whose verdicts follow
+the machine's load, only with --timing. Exit code 1 when a verdict differs.`,
+		Args: usageArgs(cobra.MinimumNArgs(2)),
+		RunE: func(_ *cobra.Command, dirs []string) error {
+			var runs []report.Report
+			for _, d := range dirs {
+				r, err := loadReport(d)
+				if err != nil {
+					return exitcode.With(exitcode.Usage, err)
+				}
+				runs = append(runs, r)
+			}
+			diffs := report.Diff(runs, timing)
+			report.WriteDiff(os.Stdout, dirs, diffs)
+			if len(diffs) > 0 {
+				return exitcode.With(exitcode.SpecsFailed, errReported)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&timing, "timing", false, "also list timing claims")
 	return cmd
 }
 
@@ -340,4 +399,52 @@ func clusterFor(ctx context.Context, o *options, p cluster.Provider, keep bool) 
 		return info, nothing, nil
 	}
 	return info, func() error { return p.Down(context.WithoutCancel(ctx)) }, nil
+}
+
+// specGrace is how long the spec processes get, after an interrupt, to stop
+// their running specs, run their cleanup and write their reports, before
+// they are killed: the whole run must end within seconds of a Ctrl-C.
+const specGrace = 6 * time.Second
+
+// waitInterruptible waits for the spec runner. On the first interrupt every
+// process of its group gets SIGINT (Ginkgo then interrupts the running
+// specs, runs their cleanup, skips the rest and writes its reports); on the
+// second, or when they have not ended within specGrace, SIGKILL.
+func waitInterruptible(ctx context.Context, child *exec.Cmd) error {
+	pgid := child.Process.Pid
+	group := func(sig syscall.Signal) { _ = syscall.Kill(-pgid, sig) }
+	exited := make(chan error, 1)
+	go func() { exited <- child.Wait() }()
+	kills := make(chan int, 4)
+	unwatch := interruptsOf(ctx).watch(func(n int) { kills <- n })
+	defer unwatch()
+	var deadline <-chan time.Time
+	// Exactly one SIGINT: a second one tells Ginkgo to skip the cleanup.
+	interrupt := func() {
+		if deadline == nil {
+			group(syscall.SIGINT)
+			deadline = time.After(specGrace)
+		}
+	}
+	done := ctx.Done()
+	for {
+		select {
+		case err := <-exited:
+			// Processes the runner started and left behind go with it.
+			group(syscall.SIGKILL)
+			return err
+		case n := <-kills:
+			if n == 1 {
+				interrupt()
+			} else {
+				group(syscall.SIGKILL)
+			}
+		case <-done: // also when cancelled without a signal (a caller)
+			done = nil
+			interrupt()
+		case <-deadline:
+			printer().Infof("the spec processes did not stop within %s: killing them", specGrace)
+			group(syscall.SIGKILL)
+		}
+	}
 }

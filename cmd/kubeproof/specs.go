@@ -13,6 +13,7 @@ import (
 // as a child named *.test, and the Ginkgo CLI can run it the same way. It
 // accepts the flags a `go test` binary of ./suites accepts.
 func runSpecs(args []string) int {
+	dieWithParent()
 	testing.Init() // the test.* flags Ginkgo's CLI passes to test binaries
 	framework.RegisterFlags(flag.CommandLine)
 	if err := flag.CommandLine.Parse(args); err != nil {

@@ -60,6 +60,7 @@ afterwards unless --keep is given.`,
 			if err := trace.CheckManifest(manifest); err != nil {
 				return exitcode.Errorf(exitcode.Usage, "-f %s: %v", t.file, err)
 			}
+			o.ephemeral = !t.keep
 			p, err := newProvider(cmd, o, printer())
 			if err != nil {
 				return err

@@ -420,7 +420,7 @@ func joinObs(obs []Observation, holding bool) string {
 	var parts []string
 	seen := map[string]bool{}
 	for _, o := range obs {
-		if o.Holds != holding || o.Context || (holding && seen[o.Evidence]) {
+		if o.Holds != holding || o.Context || !o.Found || (holding && seen[o.Evidence]) {
 			continue
 		}
 		seen[o.Evidence] = true
@@ -443,6 +443,28 @@ func firstLine(s string) string {
 		s = s[:i]
 	}
 	return s
+}
+
+// Interrupted rewrites the verdicts of an interrupted run: a claim whose
+// specs did not run, or were stopped before they observed its evidence, is
+// not run because of the interruption (not an error, not a finding).
+func Interrupted(rs []Result) []Result {
+	out := make([]Result, len(rs))
+	for i, r := range rs {
+		if r.Verdict == NotRun || r.Verdict == Error {
+			for _, s := range r.Specs {
+				if s.State == types.SpecStateInterrupted.String() || s.State == types.SpecStateAborted.String() || r.Verdict == NotRun {
+					r.Verdict, r.Reason = NotRun, "not run: the run was interrupted before this claim was observed ("+r.Reason+")"
+					break
+				}
+			}
+			if len(r.Specs) == 0 {
+				r.Verdict, r.Reason = NotRun, "not run: the run was interrupted before its specs ran"
+			}
+		}
+		out[i] = r
+	}
+	return out
 }
 
 // Summary counts verdicts.

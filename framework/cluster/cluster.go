@@ -253,6 +253,19 @@ type Shape struct {
 	ComponentArgs map[string][]string
 	// Without are optional components left out.
 	Without []string
+	// Ephemeral: the cluster lives only as long as the command that makes
+	// it (`run` without --keep, trace, bench, faults). When that command is
+	// killed before it can remove it, the next command that looks at the
+	// cluster removes it first (see Abandoner).
+	Ephemeral bool
+}
+
+// Abandoner is a provider that can tell whether its cluster was left by a
+// kubeproof command that was killed (SIGKILL) before it could remove it:
+// an ephemeral cluster whose maker is gone, or one whose bring-up was cut
+// short. who names the command that made it.
+type Abandoner interface {
+	Abandoned() (who string, abandoned bool)
 }
 
 // WithDefaults fills unset fields.

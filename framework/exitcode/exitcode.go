@@ -37,6 +37,9 @@ const (
 	Refuted Code = 10
 	// Interrupted: the user pressed Ctrl-C (128 + SIGINT, as shells do).
 	Interrupted Code = 130
+	// Terminated: SIGTERM, as a CI system sends when it cancels a job
+	// (128 + SIGTERM).
+	Terminated Code = 143
 )
 
 // String names the code for messages and docs.
@@ -66,6 +69,8 @@ func (c Code) String() string {
 		return "claims refuted"
 	case Interrupted:
 		return "interrupted"
+	case Terminated:
+		return "terminated"
 	}
 	return fmt.Sprintf("exit code %d", int(c))
 }

@@ -92,6 +92,13 @@ func (r Record) Alive() bool {
 	return err == nil && st == r.StartTime
 }
 
+// Self is the running process, as a Record (so that others can tell later
+// whether it still runs).
+func Self(name string) Record {
+	st, _ := startTime(os.Getpid())
+	return Record{Name: name, PID: os.Getpid(), StartTime: st, Args: os.Args}
+}
+
 // Stop sends SIGTERM to the process (and its process group), waits up to
 // grace for it to end, then sends SIGKILL and waits again. Stopping a process
 // that is already gone is not an error.

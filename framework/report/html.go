@@ -122,6 +122,7 @@ ul.obs{margin:4px 0 0 0;padding-left:18px;font-family:monospace;font-size:12px}.
 </style></head><body>
 <h1>kubeproof: documented claims checked against a real cluster</h1>
 <p>Cluster: provider <b>{{.Cluster.Provider}}</b>, name <code>{{.Cluster.Name}}</code>, Kubernetes <b>{{.Cluster.KubernetesVersion}}</b>, {{.Cluster.Nodes}} node(s). Generated {{.GeneratedAt.Format "2006-01-02 15:04:05 MST"}}.</p>
+{{if .Partial}}<p style="background:#fff3e0;padding:8px"><b>Partial report</b>: {{.Partial}}.</p>{{end}}
 {{.Bar}}
 {{if .Components}}<h2>What the run saw each component do</h2>
 <table><tr><th>component</th><th>seen</th><th>not seen within its window</th><th>refuted claims about it</th></tr>

@@ -24,10 +24,13 @@ const SchemaVersion = "kubeproof.io/claims/v1"
 
 // Report is the content of claims.json.
 type Report struct {
-	SchemaVersion string         `json:"schemaVersion"`
-	GeneratedAt   time.Time      `json:"generatedAt"`
-	Cluster       Cluster        `json:"cluster"`
-	Summary       map[string]int `json:"summary"`
+	SchemaVersion string    `json:"schemaVersion"`
+	GeneratedAt   time.Time `json:"generatedAt"`
+	// Partial says why the report covers only part of the run (it was
+	// interrupted); empty for a complete run.
+	Partial string         `json:"partial,omitempty"`
+	Cluster Cluster        `json:"cluster"`
+	Summary map[string]int `json:"summary"`
 	// Components say what the run saw each part of the cluster do, what it
 	// did not see within its window, and which claims about it were
 	// refuted: on a broken cluster, where the fault is.
@@ -212,6 +215,9 @@ func Write(dir string, r Report) error {
 // Terminal prints the verdict counts and every claim that is not confirmed.
 func Terminal(w io.Writer, r Report) {
 	fmt.Fprintf(w, "\nClaims on %s cluster %q (Kubernetes %s):\n", r.Cluster.Provider, r.Cluster.Name, r.Cluster.KubernetesVersion)
+	if r.Partial != "" {
+		fmt.Fprintf(w, "  PARTIAL: %s\n", r.Partial)
+	}
 	for _, v := range claims.Verdicts {
 		if n := r.Summary[string(v)]; n > 0 {
 			fmt.Fprintf(w, "  %-14s %d\n", v, n)

@@ -97,3 +97,20 @@ func TestComponentsFirstTheBrokenOnes(t *testing.T) {
 		t.Errorf("claims.md does not mark the broken component:\n%s", md.String())
 	}
 }
+
+func TestDiffLeavesTimingOut(t *testing.T) {
+	a, b := sample(), sample()
+	b.Documents[0].Claims[0].Verdict = claims.Confirmed // the timing claim
+	if d := Diff([]Report{a, b}, false); len(d) != 0 {
+		t.Errorf("a timing claim's change counted: %+v", d)
+	}
+	if d := Diff([]Report{a, b}, true); len(d) != 1 || d[0].Claim != "X-TIME" || d[0].Verdicts[1] != "confirmed" {
+		t.Errorf("with --timing: %+v", d)
+	}
+	b.Documents[0].Claims[1].Verdict = claims.Error
+	var out bytes.Buffer
+	WriteDiff(&out, []string{"r1", "r2"}, Diff([]Report{a, b}, false))
+	if !strings.Contains(out.String(), "| X-OPINION | behaviour | not-testable | error |") {
+		t.Errorf("diff table:\n%s", out.String())
+	}
+}

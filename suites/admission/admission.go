@@ -40,7 +40,8 @@ func deploy(ctx context.Context, f *framework.Framework) *install.Server {
 	ginkgo.GinkgoHelper()
 	f.Needs(framework.Endpoints, framework.PodsCreated)
 	ginkgo.By("deploying kubeproof's webhook server in the spec's namespace")
-	srv, err := install.Deploy(ctx, f.Client, f.Namespace, install.Images{Webhook: images.Webhook.Ref, TestApp: images.TestApp.Ref}, framework.Timeout.PodStart)
+	srv, err := install.Deploy(ctx, f.Client, f.Namespace, install.Images{Webhook: images.Webhook.Ref, TestApp: images.TestApp.Ref,
+		Down: framework.InjectedFault(framework.FaultWebhookServerDown)}, framework.Timeout.PodStart)
 	if err != nil {
 		framework.Unmet("kubeproof webhook server", "kubeproof's webhook server became a ready endpoint of its Service", err.Error())
 	}

@@ -18,7 +18,6 @@ import (
 
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/identity"
 	"github.com/kubeproof/kubeproof/framework/images"
 )
 
@@ -84,9 +83,7 @@ var _ = ginkgo.Describe("API server authorization", func() {
 	ginkgo.It("RBAC: the seed's ClusterRole and RoleBinding, applied as written, give donghyun Deployments in default only",
 		framework.Checks(specRBAC, "004-RBAC-YAML-APPLIES", "004-RBAC-SEED", "004-AUTHZ-ATTRIBUTES", "004-RBAC-CACHE", "002-RBAC"),
 		func(ctx ginkgo.SpecContext) {
-			cert, key := f.ClientCertificate(ctx, "donghyun", "dev-team")
-			donghyun := identity.Certificate(f.RESTConfig, cert, key)
-			attempts := attemptsFor(f, donghyun)
+			attempts := attemptsFor(f, f.ClientIdentity(ctx, "donghyun", "dev-team"))
 
 			ginkgo.By("before the binding: donghyun creates a Deployment in default")
 			beforeBinding.Record(attempts.deploymentIn(ctx, "default").Answer())
@@ -159,8 +156,7 @@ var _ = ginkgo.Describe("API server authorization", func() {
 		framework.Checks(specNodeAuthz, "004-NODE-AUTHORIZER"),
 		func(ctx ginkgo.SpecContext) {
 			node := f.WorkerNodes(ctx)[0].Name
-			cert, key := f.ClientCertificate(ctx, "system:node:"+node, "system:nodes")
-			nodeCfg := identity.Certificate(f.RESTConfig, cert, key)
+			nodeCfg := f.ClientIdentity(ctx, "system:node:"+node, "system:nodes")
 
 			ginkgo.By("two Secrets: one used by a Pod bound to this node, one by a Pod bound elsewhere")
 			for _, s := range []string{"mine", "other"} {
@@ -190,7 +186,9 @@ var _ = ginkgo.Describe("API server authorization", func() {
 			framework.ExpectNoError(err, "read the Pod bound elsewhere")
 
 			ginkgo.By("as the node: changing another Node, and a restricted label on itself")
-			fake := &corev1.Node{ObjectMeta: metav1.ObjectMeta{GenerateName: "kubeproof-fake-node-", Labels: map[string]string{"kubeproof.io/fake": "true"}}}
+			// Tainted, so that no other spec's Pod is scheduled to it.
+			fake := &corev1.Node{ObjectMeta: metav1.ObjectMeta{GenerateName: "kubeproof-fake-node-", Labels: map[string]string{"kubeproof.io/fake": "true"}},
+				Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: framework.SimulatedTaint, Value: f.Namespace, Effect: corev1.TaintEffectNoSchedule}}}}
 			fake, err = f.Client.CoreV1().Nodes().Create(ctx, fake, metav1.CreateOptions{})
 			framework.ExpectNoError(err, "create a Node object no kubelet runs")
 			ginkgo.DeferCleanup(func(ctx context.Context) {

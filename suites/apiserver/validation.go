@@ -122,8 +122,7 @@ var _ = ginkgo.Describe("API server validation", func() {
 			})
 
 			ginkgo.By("an invalid Pod from a user who may not create Pods here: which check answers first?")
-			cert, key := f.ClientCertificate(ctx, "kubeproof-nobody")
-			nobody := identity.Certificate(f.RESTConfig, cert, key)
+			nobody := f.ClientIdentity(ctx, "kubeproof-nobody")
 			valid := post(nobody, "?dryRun=All", podValid)
 			sar, err := f.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 				User: "kubeproof-nobody", Groups: []string{"system:authenticated"},

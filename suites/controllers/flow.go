@@ -102,16 +102,20 @@ type flowWritersEvidence struct {
 	ReplicaSetBy             string   `json:"replicaSetBy"`
 	PodsBy                   []string `json:"podsBy"`
 	PodCreates               int      `json:"podCreates"`
-	BindingsBy               []string `json:"bindingsBy"`
-	Bindings                 int      `json:"bindings"`
 	DeploymentControllerGets int      `json:"deploymentControllerGets"`
 	ReplicaSetControllerGets int      `json:"replicaSetControllerGets"`
+}
+
+// Who bound the Pods, and whether after their creation, from the audit log.
+type bindingsEvidence struct {
+	Count             int      `json:"count"`
+	By                []string `json:"by"`
+	PodsBeforeBinding bool     `json:"podsBeforeBinding"`
 }
 
 // The order of the creations, from the audit log.
 type flowOrderEvidence struct {
 	ReplicaSetBeforePods    bool    `json:"replicaSetBeforePods"`
-	PodsBeforeBinding       bool    `json:"podsBeforeBinding"`
 	NoReplicaSetAt201       bool    `json:"noReplicaSetAt201"`
 	NoPodAt201              bool    `json:"noPodAt201"`
 	DeploymentResponseMs    float64 `json:"deploymentResponseMs"`
@@ -141,6 +145,7 @@ var (
 	storage        = framework.DeclareEvidence[storageEvidence]("storage", specFlow)
 	flowWriters    = framework.DeclareEvidence[flowWritersEvidence]("writers", specFlow)
 	flowOrder      = framework.DeclareEvidence[flowOrderEvidence]("order", specFlow)
+	flowBindings   = framework.DeclareEvidence[bindingsEvidence]("bindings", specFlow)
 	flowEtcd       = framework.DeclareEvidence[flowEtcdEvidence]("etcd", specFlow)
 	timeline       = framework.DeclareEvidence[timelineEvidence]("timeline", specTiming)
 )
@@ -220,12 +225,27 @@ var _ = ginkgo.Describe("Deployment controllers", func() {
 				framework.Unmet("kube-controller-manager", "the ReplicaSet controller created 3 Pods", fmt.Sprintf("%d within %s", pev.Created, framework.Timeout.Controller))
 			}
 			framework.Saw("kube-controller-manager", "the replicaset controller created Pods")
+			if auditLog != nil {
+				recordCreations(ctx, f, auditLog, from)
+			}
+			if db := f.Etcd(); db != nil {
+				key := "/registry/replicasets/" + f.Namespace + "/" + rs.Name
+				_, found, err := db.Get(ctx, key)
+				framework.ExpectNoError(err, "read %s", key)
+				depKey := "/registry/deployments/" + f.Namespace + "/" + deploymentName
+				_, depFound, err := db.Get(ctx, depKey)
+				framework.ExpectNoError(err, "read %s", depKey)
+				flowEtcd.Record(flowEtcdEvidence{ReplicaSetStored: found, DeploymentStored: depFound})
+			}
 
 			ginkgo.By("the scheduler binds them, the kubelet runs them")
 			bound, _ := framework.Await(ctx, w.pod, "3 Pods bound", framework.Timeout.Bind, func(es []observe.Event) bool { return podsNow(es).bound >= 3 })
 			podsBound.Record(podsBoundEvidence{Bound: podsNow(bound).bound})
 			if podsNow(bound).bound < 3 {
 				framework.Unmet("kube-scheduler", "the 3 Pods were bound to nodes", fmt.Sprintf("%d within %s", podsNow(bound).bound, framework.Timeout.Bind))
+			}
+			if auditLog != nil {
+				recordBindings(ctx, f, auditLog, from)
 			}
 			readyEvents, _ := framework.Await(ctx, w.pod, "3 Ready Pods", framework.Timeout.PodStart, func(es []observe.Event) bool { return podsNow(es).ready >= 3 })
 			state := podsNow(readyEvents)
@@ -242,19 +262,6 @@ var _ = ginkgo.Describe("Deployment controllers", func() {
 			if state.ready < 3 {
 				framework.Unmet("kubelet", "the 3 Pods ran and turned Ready", fmt.Sprintf("%d running, %d Ready within %s", state.running, state.ready, framework.Timeout.PodStart))
 			}
-
-			if auditLog != nil {
-				recordFlowAudit(ctx, f, auditLog, from)
-			}
-			if db := f.Etcd(); db != nil {
-				key := "/registry/replicasets/" + f.Namespace + "/" + rs.Name
-				_, found, err := db.Get(ctx, key)
-				framework.ExpectNoError(err, "read %s", key)
-				depKey := "/registry/deployments/" + f.Namespace + "/" + deploymentName
-				_, depFound, err := db.Get(ctx, depKey)
-				framework.ExpectNoError(err, "read %s", depKey)
-				flowEtcd.Record(flowEtcdEvidence{ReplicaSetStored: found, DeploymentStored: depFound})
-			}
 		})
 
 	ginkgo.It("kubectl apply -f deployment.yaml, three times: when the ReplicaSet, the first Pod, its binding and its readiness come",
@@ -266,20 +273,20 @@ var _ = ginkgo.Describe("Deployment controllers", func() {
 		})
 })
 
-// recordFlowAudit reads who created what, in which order and when.
-func recordFlowAudit(ctx context.Context, f *framework.Framework, log *audit.Log, from audit.Offset) {
+// recordCreations reads, once the Pods exist, who created what, in which
+// order and when.
+func recordCreations(ctx context.Context, f *framework.Framework, log *audit.Log, from audit.Offset) {
 	ginkgo.GinkgoHelper()
-	ginkgo.By("reading the audit log: who wrote what, and when")
-	events, err := log.WaitFor(ctx, from, framework.Timeout.Audit, "the Deployment, ReplicaSet and Pod creations and 3 bindings", audit.InNamespace(f.Namespace), func(es []audit.Event) bool {
-		return count(es, "create", "pods", "binding", "") >= 3
+	ginkgo.By("reading the audit log: who created what, and when")
+	events, err := log.WaitFor(ctx, from, framework.Timeout.Audit, "the Deployment, ReplicaSet and 3 Pod creations", audit.InNamespace(f.Namespace), func(es []audit.Event) bool {
+		return count(es, "create", "pods", "", "") >= 3
 	})
-	framework.ExpectNoError(err, "read the flow from the audit log")
+	framework.ExpectNoError(err, "read the creations from the audit log")
 
 	depCreate := first(events, "create", "deployments", "", "")
 	rsCreate := first(events, "create", "replicasets", "", "")
 	podCreate := first(events, "create", "pods", "", "")
-	binding := first(events, "create", "pods", "binding", "")
-	gomega.Expect([]*audit.Event{depCreate, rsCreate, podCreate, binding}).NotTo(gomega.ContainElement(gomega.BeNil()), "the audit log lacks a step of the flow")
+	gomega.Expect([]*audit.Event{depCreate, rsCreate, podCreate}).NotTo(gomega.ContainElement(gomega.BeNil()), "the audit log lacks a step of the flow")
 
 	flowWriters.Record(flowWritersEvidence{
 		DeploymentBy:      depCreate.UserAgent,
@@ -288,8 +295,6 @@ func recordFlowAudit(ctx context.Context, f *framework.Framework, log *audit.Log
 		ReplicaSetBy:      rsCreate.User.Username,
 		PodsBy:            usersOf(events, "create", "pods", ""),
 		PodCreates:        count(events, "create", "pods", "", ""),
-		BindingsBy:        usersOf(events, "create", "pods", "binding"),
-		Bindings:          count(events, "create", "pods", "binding", ""),
 		// Reads a controller makes outside its watches: with an informer
 		// cache, there should be none.
 		DeploymentControllerGets: count(events, "get", "", "*", deploymentController),
@@ -297,7 +302,6 @@ func recordFlowAudit(ctx context.Context, f *framework.Framework, log *audit.Log
 	})
 	flowOrder.Record(flowOrderEvidence{
 		ReplicaSetBeforePods: rsCreate.RequestReceivedTimestamp.Before(podCreate.RequestReceivedTimestamp),
-		PodsBeforeBinding:    podCreate.RequestReceivedTimestamp.Before(binding.RequestReceivedTimestamp),
 		// The 201 goes out when the create's response completes: had a
 		// ReplicaSet or Pod been stored by then, it existed "at the 201".
 		NoReplicaSetAt201:       !rsCreate.StageTimestamp.Before(depCreate.StageTimestamp),
@@ -305,6 +309,19 @@ func recordFlowAudit(ctx context.Context, f *framework.Framework, log *audit.Log
 		DeploymentResponseMs:    framework.Millis(depCreate.StageTimestamp.Sub(depCreate.RequestReceivedTimestamp)),
 		ReplicaSetStoredAfterMs: framework.Millis(rsCreate.StageTimestamp.Sub(depCreate.RequestReceivedTimestamp)),
 	})
+}
+
+// recordBindings reads, once the Pods are bound, who bound them.
+func recordBindings(ctx context.Context, f *framework.Framework, log *audit.Log, from audit.Offset) {
+	ginkgo.GinkgoHelper()
+	events, err := log.WaitFor(ctx, from, framework.Timeout.Audit, "3 bindings", audit.InNamespace(f.Namespace), func(es []audit.Event) bool {
+		return count(es, "create", "pods", "binding", "") >= 3
+	})
+	framework.ExpectNoError(err, "read the bindings from the audit log")
+	podCreate := first(events, "create", "pods", "", "")
+	binding := first(events, "create", "pods", "binding", "")
+	flowBindings.Record(bindingsEvidence{Count: count(events, "create", "pods", "binding", ""), By: usersOf(events, "create", "pods", "binding"),
+		PodsBeforeBinding: podCreate.RequestReceivedTimestamp.Before(binding.RequestReceivedTimestamp)})
 }
 
 // timelineSamples is how often the timing spec applies deployment.yaml.

@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
@@ -162,6 +163,13 @@ var _ = ginkgo.Describe("Deployment lifecycle", func() {
 			for _, name := range []string{"background", "foreground", "orphan"} {
 				create(ctx, f, deployment(name, 1))
 			}
+			// Without a garbage collector the deletion finalizers stay, and
+			// so would the namespace: take them off when the spec ends.
+			ginkgo.DeferCleanup(func(ctx context.Context) {
+				for _, name := range []string{"foreground", "orphan"} {
+					_, _ = f.Client.AppsV1().Deployments(f.Namespace).Patch(ctx, name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+				}
+			})
 			w.podsOrStop(ctx, "a Pod of each Deployment", func(s podState) bool { return s.existing == 3 })
 
 			ginkgo.By("kubectl delete deployment background (kubectl's default: background)")
@@ -495,8 +503,10 @@ func (w *watcher) remaining(name string) (replicaSets, pods int) {
 func (w *watcher) dependentsGone(ctx context.Context, name string) backgroundEvidence {
 	ginkgo.GinkgoHelper()
 	gone := func() bool { rs, pods := w.remaining(name); return rs == 0 && pods == 0 }
-	framework.Await(ctx, w.rs, "the ReplicaSets of "+name+" to go", framework.Timeout.Controller, func([]observe.Event) bool { return gone() })
-	framework.Await(ctx, w.pod, "the Pods of "+name+" to go", framework.Timeout.Controller, func([]observe.Event) bool { return gone() })
+	// One window for both: the ReplicaSets go first, then their Pods.
+	deadline := time.Now().Add(framework.Timeout.Controller)
+	framework.Await(ctx, w.rs, "the ReplicaSets of "+name+" to go", time.Until(deadline), func([]observe.Event) bool { return gone() })
+	framework.Await(ctx, w.pod, "the Pods of "+name+" to go", max(time.Until(deadline), 0), func([]observe.Event) bool { return gone() })
 	rs, pods := w.remaining(name)
 	return backgroundEvidence{RSGone: rs == 0, PodsGone: pods == 0, ReplicaSetsRemaining: rs, PodsRemaining: pods}
 }

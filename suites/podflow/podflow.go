@@ -154,6 +154,10 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 			if auditLog != nil {
 				recordCreateRequest(ctx, f, auditLog, from)
 			}
+			db := f.Etcd()
+			if db != nil {
+				recordEtcdEvidence(ctx, f, db)
+			}
 
 			ginkgo.By("the Pod is bound to a node")
 			b := framework.AwaitPod(ctx, pods, podName, "the Pod to be bound to a node", framework.Timeout.Bind, func(p *corev1.Pod) bool { return p.Spec.NodeName != "" })
@@ -219,8 +223,8 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 			if auditLog != nil {
 				recordStatusWrites(ctx, f, auditLog, from, node)
 			}
-			if db := f.Etcd(); db != nil {
-				recordEtcdEvidence(ctx, f, db)
+			if db != nil {
+				recordEtcdFinal(ctx, f, db)
 			}
 		})
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubeproof/kubeproof/framework"
@@ -64,11 +65,15 @@ type auditOrderEvidence struct {
 	BindingBeforeFirstStatus bool `json:"bindingBeforeFirstStatus"`
 }
 
-// The Pod as etcd holds it.
+// The Pod as etcd holds it once created.
 type etcdEvidence struct {
-	Exists      bool   `json:"exists"`
-	Key         string `json:"key"`
-	Encoding    string `json:"encoding"`
+	Exists   bool   `json:"exists"`
+	Key      string `json:"key"`
+	Encoding string `json:"encoding"`
+}
+
+// The Pod's status as etcd holds it once the Pod is Ready.
+type etcdFinalEvidence struct {
 	StoredPhase string `json:"storedPhase"`
 	StoredReady bool   `json:"storedReady"`
 }
@@ -135,6 +140,7 @@ var (
 	auditOrder       = framework.DeclareEvidence[auditOrderEvidence]("auditOrder", specCreate)
 	etcdPod          = framework.DeclareEvidence[etcdEvidence]("etcd", specCreate)
 	etcdKeys         = framework.DeclareEvidence[etcdKeysEvidence]("etcdKeys", specCreate)
+	etcdFinal        = framework.DeclareEvidence[etcdFinalEvidence]("etcdFinal", specCreate)
 	statusWindow     = framework.DeclareEvidence[statusWindowEvidence]("statusWindow", specStatusWindow)
 	deleted          = framework.DeclareEvidence[deletedEvidence]("deleted", specDelete)
 	reapplied        = framework.DeclareEvidence[reappliedEvidence]("reapplied", specDelete)
@@ -262,8 +268,8 @@ func firstEvent(es []audit.Event, ms ...audit.Match) *audit.Event {
 	return nil
 }
 
-// recordEtcdEvidence reads the Pod as etcd holds it: key, encoding, and the
-// status the kubelet reported, decoded from the stored bytes.
+// recordEtcdEvidence reads the new Pod as etcd holds it (key, encoding) and
+// every key etcd holds.
 func recordEtcdEvidence(ctx context.Context, f *framework.Framework, db *etcd.Client) {
 	ginkgo.GinkgoHelper()
 	ginkgo.By("reading the Pod from etcd")
@@ -273,11 +279,6 @@ func recordEtcdEvidence(ctx context.Context, f *framework.Framework, db *etcd.Cl
 	ev := etcdEvidence{Exists: found, Key: f.Generalize(key, map[string]string{podName: "{name}"})}
 	if found {
 		ev.Encoding = kv.Encoding()
-		if obj, err := etcd.Decode(kv.Value); err == nil {
-			if p, ok := obj.(*corev1.Pod); ok {
-				ev.StoredPhase, ev.StoredReady = string(p.Status.Phase), framework.PodReady(p)
-			}
-		}
 	}
 	etcdPod.Record(ev)
 	allKeys, _, err := db.Keys(ctx, "")
@@ -289,6 +290,21 @@ func recordEtcdEvidence(ctx context.Context, f *framework.Framework, db *etcd.Cl
 		}
 	}
 	etcdKeys.Record(etcdKeysEvidence{Total: len(allKeys), OutsideRegistry: len(outside), ExamplesOutside: outside[:min(len(outside), 5)]})
+}
+
+// recordEtcdFinal reads the status the kubelet reported, decoded from the
+// bytes etcd holds.
+func recordEtcdFinal(ctx context.Context, f *framework.Framework, db *etcd.Client) {
+	ginkgo.GinkgoHelper()
+	key := "/registry/pods/" + f.Namespace + "/" + podName
+	kv, found, err := db.Get(ctx, key)
+	framework.ExpectNoError(err, "read %s from etcd", key)
+	gomega.Expect(found).To(gomega.BeTrue(), "%s is gone from etcd", key)
+	obj, err := etcd.Decode(kv.Value)
+	framework.ExpectNoError(err, "decode %s", key)
+	p, ok := obj.(*corev1.Pod)
+	gomega.Expect(ok).To(gomega.BeTrue(), "%s holds a %T", key, obj)
+	etcdFinal.Record(etcdFinalEvidence{StoredPhase: string(p.Status.Phase), StoredReady: framework.PodReady(p)})
 }
 
 // timingSamples is how often the timing spec applies pod.yaml.

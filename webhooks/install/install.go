@@ -34,6 +34,10 @@ const Name = "kubeproof-webhook"
 type Images struct {
 	Webhook string
 	TestApp string
+	// Down deploys a server that never answers (it listens on another
+	// port than its Service and probe use): kubeproof's own fault matrix
+	// uses it to show what a cluster whose webhook server is down does.
+	Down bool
 }
 
 // Server is a webhook server running in a namespace.
@@ -56,6 +60,10 @@ func Deploy(ctx context.Context, client kubernetes.Interface, ns string, img Ima
 	}
 	labels := map[string]string{"app": Name}
 	one := int32(1)
+	listen := "--listen=:8443"
+	if img.Down {
+		listen = "--listen=:9443"
+	}
 	objects := []func() error{
 		func() error {
 			_, err := client.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
@@ -76,7 +84,7 @@ func Deploy(ctx context.Context, client kubernetes.Interface, ns string, img Ima
 						Spec: corev1.PodSpec{
 							Containers: []corev1.Container{{
 								Name: "webhook", Image: img.Webhook,
-								Args:  []string{"--listen=:8443", "--image=" + img.TestApp},
+								Args:  []string{listen, "--image=" + img.TestApp},
 								Ports: []corev1.ContainerPort{{ContainerPort: 8443}},
 								ReadinessProbe: &corev1.Probe{PeriodSeconds: 1, ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
 									Path: "/readyz", Port: intstr.FromInt32(8443), Scheme: corev1.URISchemeHTTPS}}},

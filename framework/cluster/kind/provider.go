@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
@@ -156,6 +157,19 @@ func (p *Provider) Info(ctx context.Context) (*cluster.Info, error) {
 		return nil, exitcode.Errorf(exitcode.Unreachable, "kind cluster %q has no nodes in Docker at %s (%v)", p.cfg.Name, st.DockerHost, err)
 	}
 	return cluster.Load(p.l.infoFile())
+}
+
+// Abandoned implements cluster.Abandoner: the state names a maker that is
+// gone, and the cluster was ephemeral or never finished starting.
+func (p *Provider) Abandoned() (string, bool) {
+	st, err := loadState(p.l)
+	if err != nil || st.Owner.PID == 0 || st.Owner.Alive() {
+		return "", false
+	}
+	if st.Config.Ephemeral || !st.Ready {
+		return fmt.Sprintf("kubeproof (pid %d, %s)", st.Owner.PID, strings.Join(st.Owner.Args, " ")), true
+	}
+	return "", false
 }
 
 // Status lists the node containers and whether the API answers.

@@ -19,6 +19,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/framework/nodeimage"
 	"github.com/kubeproof/kubeproof/framework/pki"
+	"github.com/kubeproof/kubeproof/framework/process"
 	"github.com/kubeproof/kubeproof/framework/progress"
 )
 
@@ -30,6 +31,10 @@ type state struct {
 	// last cluster's Down stops it.
 	PrivateDocker bool   `json:"privateDocker"`
 	NodeImage     string `json:"nodeImage"`
+	// Owner is the kubeproof process that made the cluster; Ready is set
+	// once Up finished.
+	Owner process.Record `json:"owner"`
+	Ready bool           `json:"ready"`
 }
 
 func saveState(l layout, st state) error {
@@ -66,7 +71,7 @@ func (p *Provider) Up(ctx context.Context) (info *cluster.Info, err error) {
 		return nil, exitcode.Errorf(exitcode.Conflict, "kind cluster %q already exists (see `kubeproof status --provider kind --name %s`; remove it with `kubeproof down --provider kind --name %s`)", c.Name, c.Name, c.Name)
 	}
 	begin := time.Now()
-	st := state{Config: c}
+	st := state{Config: c, Owner: process.Self("kubeproof")}
 	st.DockerHost, err = dockerd.Select(ctx)
 	if err != nil {
 		return nil, err
@@ -220,6 +225,10 @@ func (p *Provider) Up(ctx context.Context) (info *cluster.Info, err error) {
 	}
 	slices.Sort(info.Nodes)
 	if err := info.Save(l.infoFile()); err != nil {
+		return nil, err
+	}
+	st.Ready = true
+	if err := saveState(l, st); err != nil {
 		return nil, err
 	}
 	pr.Infof("kind cluster %q is up: %d nodes Ready %s after `kind create` started (%s in all)",

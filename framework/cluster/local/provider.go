@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,6 +57,19 @@ func (p *Provider) Info(ctx context.Context) (*cluster.Info, error) {
 		}
 	}
 	return cluster.Load(p.l.infoFile())
+}
+
+// Abandoned implements cluster.Abandoner: the state file names a maker that
+// is gone, and the cluster was ephemeral or never finished starting.
+func (p *Provider) Abandoned() (string, bool) {
+	st, err := loadState(p.l.stateFile())
+	if err != nil || st.Owner.PID == 0 || st.Owner.Alive() {
+		return "", false
+	}
+	if st.Config.Ephemeral || !st.Ready {
+		return fmt.Sprintf("kubeproof (pid %d, %s)", st.Owner.PID, strings.Join(st.Owner.Args, " ")), true
+	}
+	return "", false
 }
 
 // info describes the cluster Up made.

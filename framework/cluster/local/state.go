@@ -23,6 +23,8 @@ type state struct {
 	Ready bool `json:"ready"`
 	// HostPaths says which shared host directories existed before.
 	HostPaths hostPaths `json:"hostPaths"`
+	// Owner is the kubeproof process that made the cluster.
+	Owner process.Record `json:"owner"`
 }
 
 func loadState(path string) (*state, error) {

@@ -68,7 +68,7 @@ func (p *Provider) Up(ctx context.Context) (*cluster.Info, error) {
 	}
 
 	// What existed before is noted before anything is made.
-	st := &state{Name: c.Name, Config: c, CreatedAt: time.Now(), HostPaths: recordHostPaths()}
+	st := &state{Name: c.Name, Config: c, CreatedAt: time.Now(), HostPaths: recordHostPaths(), Owner: process.Self("kubeproof")}
 	if err := os.MkdirAll(p.l.dataDir(), 0o700); err != nil {
 		return nil, fmt.Errorf("create %s: %w", p.l.dataDir(), err)
 	}

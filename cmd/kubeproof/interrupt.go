@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	"github.com/kubeproof/kubeproof/framework/exitcode"
+)
+
+// interrupts turns SIGINT and SIGTERM into a run's way out: the first
+// cancels the command's context (builds, bring-up and waits stop; the spec
+// runner is interrupted, so running specs clean up and the partial results
+// are judged), the second also skips the report and kills the spec
+// runner. Neither skips removing a cluster the command made: that runs on
+// a context of its own (context.WithoutCancel).
+type interrupts struct {
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	count  int
+	first  os.Signal
+	// hooks are told of every signal with how many came so far (the spec
+	// runner passes them on to its process group).
+	hooks []func(n int)
+	stop  func()
+}
+
+type interruptsKey struct{}
+
+// interruptsOf returns the handler main put in ctx (nil in tests).
+func interruptsOf(ctx context.Context) *interrupts {
+	in, _ := ctx.Value(interruptsKey{}).(*interrupts)
+	return in
+}
+
+// catchInterrupts returns a context that ends at the first SIGINT or
+// SIGTERM, and the handler that counts them.
+func catchInterrupts(parent context.Context) (context.Context, *interrupts) {
+	ctx, cancel := context.WithCancel(parent)
+	in := &interrupts{cancel: cancel}
+	ctx = context.WithValue(ctx, interruptsKey{}, in)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	in.stop = func() {
+		signal.Stop(sigs)
+		close(done)
+	}
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				in.signal(s)
+			case <-done:
+				return
+			}
+		}
+	}()
+	return ctx, in
+}
+
+func (in *interrupts) signal(s os.Signal) {
+	in.mu.Lock()
+	in.count++
+	n := in.count
+	if n == 1 {
+		in.first = s
+		printer().Infof("%s: stopping; the cluster this run made is removed (a second one skips the report)", name(s))
+	} else if n == 2 {
+		printer().Infof("%s again: skipping the report; the cluster this run made is still removed", name(s))
+	}
+	hooks := append([]func(int){}, in.hooks...)
+	in.mu.Unlock()
+	in.cancel()
+	for _, h := range hooks {
+		h(n)
+	}
+}
+
+func name(s os.Signal) string {
+	if s == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return "interrupt"
+}
+
+// watch adds a hook told of every signal; the returned func removes it.
+func (in *interrupts) watch(h func(n int)) func() {
+	if in == nil {
+		return func() {}
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.hooks = append(in.hooks, h)
+	i := len(in.hooks) - 1
+	return func() {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		in.hooks[i] = func(int) {}
+	}
+}
+
+// skipReport reports whether a second signal asked to skip the report.
+func (in *interrupts) skipReport() bool {
+	if in == nil {
+		return false
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.count >= 2
+}
+
+// interrupted reports whether a signal came.
+func (in *interrupts) interrupted() bool {
+	if in == nil {
+		return false
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.count > 0
+}
+
+// code is the exit code a signal gives: 130 for SIGINT, 143 for SIGTERM
+// (128 + the signal's number, as shells do).
+func (in *interrupts) code() exitcode.Code {
+	if in == nil {
+		return exitcode.Interrupted
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.first == syscall.SIGTERM {
+		return exitcode.Terminated
+	}
+	return exitcode.Interrupted
+}
