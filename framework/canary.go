@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
@@ -114,12 +115,10 @@ func runCanary(ctx context.Context) [factCount]canaryStep {
 	ExpectNoError(err, "load kubeconfig")
 	client, err := kubernetes.NewForConfig(cfg)
 	ExpectNoError(err, "make a client")
-	ns, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		GenerateName: "kp-canary-", Labels: map[string]string{runLabel: runID(), "kubeproof.io/spec": "canary"}}}, metav1.CreateOptions{})
-	ExpectNoError(err, "create the canary's namespace")
-	defer func() { _ = namespace.StartDelete(context.WithoutCancel(ctx), client, ns.Name) }()
-
-	c := &canaryRun{client: client, ns: ns.Name, began: time.Now(), steps: &steps}
+	// The namespace is named here, not by the API server, so that the
+	// watches start before it exists: its ServiceAccount can come at once.
+	c := &canaryRun{client: client, ns: "kp-canary-" + rand.String(5), began: time.Now(), steps: &steps}
+	defer func() { _ = namespace.StartDelete(context.WithoutCancel(ctx), client, c.ns) }()
 	c.walk(ctx)
 	for i, s := range steps {
 		if s.Reached {
@@ -149,16 +148,25 @@ func (c *canaryRun) walk(ctx context.Context) {
 	ginkgo.GinkgoHelper()
 	const name = "kubeproof-canary"
 	apps := c.client.AppsV1().RESTClient()
+	var recs []*observe.Recorder
+	defer func() {
+		for _, r := range recs {
+			r.Stop()
+		}
+	}()
 	rec := func(what string, lw cache.ListerWatcherWithContext) *observe.Recorder {
 		r, err := observe.Record(ctx, lw)
 		ExpectNoError(err, "watch the canary's %s", what)
-		ginkgo.DeferCleanup(r.Stop)
+		recs = append(recs, r)
 		return r
 	}
 	sas := rec("ServiceAccounts", cache.NewListWatchFromClient(c.client.CoreV1().RESTClient(), "serviceaccounts", c.ns, fields.Everything()))
 	rss := rec("ReplicaSets", cache.NewListWatchFromClient(apps, "replicasets", c.ns, fields.Everything()))
 	pods := rec("Pods", cache.NewListWatchFromClient(c.client.CoreV1().RESTClient(), "pods", c.ns, fields.Everything()))
 	slices := rec("EndpointSlices", cache.NewListWatchFromClient(c.client.DiscoveryV1().RESTClient(), "endpointslices", c.ns, fields.Everything()))
+	_, err := c.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name: c.ns, Labels: map[string]string{runLabel: runID(), "kubeproof.io/spec": "canary"}}}, metav1.CreateOptions{})
+	ExpectNoError(err, "create the canary's namespace")
 
 	c.step(ctx, ServiceAccounts, sas, Timeout.Controller, func(e observe.Event) (bool, string) {
 		sa, ok := e.Object.(*corev1.ServiceAccount)
@@ -173,7 +181,7 @@ func (c *canaryRun) walk(ctx context.Context) {
 	}
 	one := int32(1)
 	deployLabels := map[string]string{"app": name + "-deployment"}
-	_, err := c.client.AppsV1().Deployments(c.ns).Create(ctx, &appsv1.Deployment{
+	_, err = c.client.AppsV1().Deployments(c.ns).Create(ctx, &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: appsv1.DeploymentSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: deployLabels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: deployLabels}, Spec: spec}},

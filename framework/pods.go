@@ -268,17 +268,32 @@ func (f *Framework) RecordLease(ctx context.Context, node string) *observe.Recor
 // kubectl exec, as a user would): count requests to url.
 func (f *Framework) Fetch(ctx context.Context, pod, container, url string, count int) testapp.FetchResult {
 	ginkgo.GinkgoHelper()
+	out, err := f.TryFetch(ctx, pod, container, url, count)
+	ExpectNoError(err, "fetch %s from Pod %s", url, pod)
+	return out
+}
+
+// TryFetch is Fetch for a poll: a fetch that could not run (the poll's
+// window ended while kubectl exec ran) is an error to try again, not a
+// failed spec.
+func (f *Framework) TryFetch(ctx context.Context, pod, container, url string, count int) (testapp.FetchResult, error) {
+	var out testapp.FetchResult
 	args := []string{"exec", pod, "--namespace", f.Namespace}
 	if container != "" {
 		args = append(args, "-c", container)
 	}
 	args = append(args, "--", "/kubeproof-testapp", "fetch", "--count", fmt.Sprint(count), "--timeout", "2s", url)
 	res, err := f.Kubectl.Run(ctx, nil, args...)
-	ExpectNoError(err, "run kubectl exec")
-	gomega.Expect(res.ExitCode).To(gomega.Equal(0), res.String())
-	var out testapp.FetchResult
-	ExpectNoError(json.Unmarshal([]byte(res.Stdout), &out), "decode the fetch result %q", res.Stdout)
-	return out
+	if err != nil {
+		return out, fmt.Errorf("run kubectl exec: %w", err)
+	}
+	if res.ExitCode != 0 {
+		return out, fmt.Errorf("%s", res.String())
+	}
+	if err := json.Unmarshal([]byte(res.Stdout), &out); err != nil {
+		return out, fmt.Errorf("decode the fetch result %q: %w", res.Stdout, err)
+	}
+	return out, nil
 }
 
 // ObserveFor lets window pass while the spec's recorders keep recording. It

@@ -178,9 +178,12 @@ func runBroken(ctx context.Context, o *options, s suiteRun, f faultmatrix.Fault,
 	if f.Inject != "" {
 		s.specArgs = append(s.specArgs, "--kubeproof.inject-fault="+f.Inject)
 	}
-	rep, _, err := s.on(ctx, info, dir)
+	rep, code, err := s.on(ctx, info, dir)
 	if err != nil {
 		return report.Report{}, fmt.Errorf("fault %s: %w", f.ID, err)
+	}
+	if code != exitcode.OK {
+		exportLogs(ctx, p, dir)
 	}
 	return rep, nil
 }

@@ -65,7 +65,7 @@ var _ = ginkgo.Describe("Admission policy: containers must have resource limits"
 			uninstallAtEnd(srv, "policy", "policy-nocode")
 			framework.ExpectNoError(srv.Validating(ctx, "policy", install.Webhook{Name: "limits.kubeproof.io", Path: limits403}), "install the policy")
 			effective(ctx, "the policy", func(ctx context.Context) (bool, string) {
-				r := create(ctx, f, marker(false), true)
+				r := attempt(ctx, f, marker(false))
 				return r.Code >= 400 && strings.Contains(r.Status.Message, webhooks.DenyMessage), r.Status.Message
 			})
 
@@ -86,7 +86,7 @@ var _ = ginkgo.Describe("Admission policy: containers must have resource limits"
 			framework.ExpectNoError(srv.Uninstall(ctx, "policy"), "remove the policy")
 			framework.ExpectNoError(srv.Validating(ctx, "policy-nocode", install.Webhook{Name: "limits-nocode.kubeproof.io", Path: limitsNone}), "install the policy without a code")
 			effective(ctx, "the policy without a code", func(ctx context.Context) (bool, string) {
-				r := create(ctx, f, marker(false), true)
+				r := attempt(ctx, f, marker(false))
 				return strings.Contains(r.Status.Message, "limits-nocode.kubeproof.io"), r.Status.Message
 			})
 			without := create(ctx, f, pod("raw-nocode", false), false)
@@ -136,7 +136,7 @@ var _ = ginkgo.Describe("Admission policy: containers must have resource limits"
 			framework.ExpectNoError(err, "bind the ValidatingAdmissionPolicy")
 			ginkgo.DeferCleanup(func(ctx context.Context) { _ = bindings.Delete(ctx, name, metav1.DeleteOptions{}) })
 			effective(ctx, "the ValidatingAdmissionPolicy", func(ctx context.Context) (bool, string) {
-				r := create(ctx, f, marker(false), true)
+				r := attempt(ctx, f, marker(false))
 				return r.Code >= 400 && strings.Contains(r.Status.Message, webhooks.DenyMessage), r.Status.Message
 			})
 			d := create(ctx, f, pod("no-limits", false), false)

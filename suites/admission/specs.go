@@ -164,7 +164,7 @@ var _ = ginkgo.Describe("Admission webhooks", func() {
 			framework.ExpectNoError(srv.Validating(ctx, "recorder", install.Webhook{Name: "recorder.kubeproof.io", Path: recorderPath}), "install the recorder")
 			effective(ctx, "the sidecar injector and the recorder", func(ctx context.Context) (bool, string) {
 				m := marker(true)
-				r := create(ctx, f, m, true)
+				r := attempt(ctx, f, m)
 				got := containerNames(storedPod(r).Spec.Containers)
 				if !contains(got, webhooks.SidecarName) {
 					return false, "marker containers " + strings.Join(got, ",")
@@ -221,7 +221,7 @@ var _ = ginkgo.Describe("Admission webhooks", func() {
 			effective(ctx, "the filler and the validators", func(ctx context.Context) (bool, string) {
 				m := marker(false)
 				m.Spec.Containers = nil
-				create(ctx, f, m, true)
+				attempt(ctx, f, m)
 				return sawAll(ctx, srv, m.Name, fillPath, recorderPath, limits403)
 			})
 
@@ -241,7 +241,7 @@ var _ = ginkgo.Describe("Admission webhooks", func() {
 			framework.ExpectNoError(srv.Validating(ctx, "patcher", install.Webhook{Name: "patcher.kubeproof.io", Path: patchPath}), "install the patcher")
 			effective(ctx, "the patcher", func(ctx context.Context) (bool, string) {
 				m := marker(true)
-				create(ctx, f, m, true)
+				attempt(ctx, f, m)
 				return sawAll(ctx, srv, m.Name, patchPath)
 			})
 			r := create(ctx, f, pod("patched", true), false)
@@ -271,7 +271,7 @@ var _ = ginkgo.Describe("Admission webhooks", func() {
 				install.Webhook{Name: "c.kubeproof.io", Path: c}, install.Webhook{Name: "d.kubeproof.io", Path: d}), "install the slow validating webhooks")
 			effective(ctx, "the slow webhooks", func(ctx context.Context) (bool, string) {
 				m := marker(true)
-				create(ctx, f, m, true)
+				attempt(ctx, f, m)
 				return sawAll(ctx, srv, m.Name, a, b, c, d)
 			})
 
@@ -307,7 +307,7 @@ var _ = ginkgo.Describe("Admission webhooks", func() {
 				install.Webhook{Name: "y.kubeproof.io", Path: y}), "install the reinvoked webhooks")
 			effective(ctx, "the reinvoked webhooks", func(ctx context.Context) (bool, string) {
 				m := marker(true)
-				create(ctx, f, m, true)
+				attempt(ctx, f, m)
 				return sawAll(ctx, srv, m.Name, x, y)
 			})
 			create(ctx, f, pod("reinvoked", true), false)
@@ -337,7 +337,7 @@ var _ = ginkgo.Describe("Admission webhooks", func() {
 				framework.ExpectNoError(srv.Validating(ctx, name, hooks...), "install %s", name)
 				effective(ctx, name, func(ctx context.Context) (bool, string) {
 					m := marker(true)
-					r := create(ctx, f, m, true)
+					r := attempt(ctx, f, m)
 					if hook.FailurePolicy == admissionregistrationv1.Fail {
 						// Taking effect means failing the marker.
 						return r.Code >= 400 && strings.Contains(r.Status.Message, hook.Name), r.Status.Message
@@ -353,7 +353,7 @@ var _ = ginkgo.Describe("Admission webhooks", func() {
 				// Removal takes effect asynchronously too: a Pod must pass
 				// again before the next configuration is tried.
 				effective(ctx, "the removal of "+name, func(ctx context.Context) (bool, string) {
-					r := create(ctx, f, marker(true), true)
+					r := attempt(ctx, f, marker(true))
 					return r.Code == 201, r.Status.Message
 				})
 			}

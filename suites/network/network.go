@@ -214,7 +214,12 @@ func measureTraffic(ctx context.Context, f *framework.Framework, b *corev1.Pod) 
 		ginkgo.GinkgoHelper()
 		began := time.Now()
 		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, framework.Timeout.Traffic, true, func(ctx context.Context) (bool, error) {
-			last = f.Fetch(ctx, "client", "", url, 10)
+			r, err := f.TryFetch(ctx, "client", "", url, 10)
+			if err != nil {
+				last.LastError = err.Error()
+				return false, nil
+			}
+			last = r
 			ev.UnknownResponders += last.Unknown
 			if len(last.Responses) > 0 {
 				ev.Reached = true
