@@ -9,8 +9,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/cluster/kind"
-	"github.com/kubeproof/kubeproof/framework/cluster/local"
 )
 
 // StartAPIServer starts an extra API server of the cluster under test with
@@ -36,22 +34,21 @@ func (f *Framework) StartAPIServer(ctx context.Context, args ...string) (*cluste
 	return srv, cfg
 }
 
+// apiServerStarter is the cluster's provider, if it can start an extra API
+// server (an ability found by interface, through the provider registry).
 func apiServerStarter(info *cluster.Info) (cluster.APIServerStarter, error) {
-	switch info.Provider {
-	case local.ProviderName:
-		p, err := local.Open(info.Name)
-		if err != nil {
-			return nil, err
+	p, err := cluster.Open(info)
+	if err != nil {
+		if errors.Is(err, cluster.ErrNoAbility) {
+			return nil, fmt.Errorf("provider %s: %w", info.Provider, errNoStarter)
 		}
-		return p, nil
-	case kind.ProviderName:
-		p, err := kind.Open(info.Name)
-		if err != nil {
-			return nil, err
-		}
-		return p, nil
+		return nil, err
 	}
-	return nil, fmt.Errorf("provider %s: %w", info.Provider, errNoStarter)
+	s, ok := p.(cluster.APIServerStarter)
+	if !ok {
+		return nil, fmt.Errorf("provider %s: %w", info.Provider, errNoStarter)
+	}
+	return s, nil
 }
 
 // errNoStarter: the provider has no way to start an extra API server.

@@ -30,7 +30,6 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/cluster/kubeconfig"
 	"github.com/kubeproof/kubeproof/framework/identity"
 	"github.com/kubeproof/kubeproof/framework/kubectl"
 	"github.com/kubeproof/kubeproof/framework/namespace"
@@ -50,6 +49,11 @@ var TestContext struct {
 	// InjectFault names a fault of the harness's own making, for
 	// kubeproof's fault matrix (see InjectedFault).
 	InjectFault string
+	// ReportDir is where a failed spec's namespace dump goes (failures/).
+	ReportDir string
+	// KeepNamespacesOnFailure keeps a failed spec's namespace (labelled
+	// kubeproof.io/kept) instead of deleting it.
+	KeepNamespacesOnFailure bool
 }
 
 // Faults the harness can inject into what it deploys itself.
@@ -71,6 +75,9 @@ func RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&TestContext.Context, "kubeproof.context", "", "kubeconfig context")
 	fs.Float64Var(&TestContext.TimeoutScale, "kubeproof.timeout-scale", 1,
 		"multiply every timeout and observation window by this (for slow machines)")
+	fs.StringVar(&TestContext.ReportDir, "kubeproof.report-dir", ".", "directory for failed specs' namespace dumps (failures/)")
+	fs.BoolVar(&TestContext.KeepNamespacesOnFailure, "kubeproof.keep-namespaces-on-failure", false,
+		"keep a failed spec's namespace, labelled kubeproof.io/kept, instead of deleting it")
 	fs.StringVar(&TestContext.InjectFault, "kubeproof.inject-fault", "",
 		"inject a fault of the harness's own making (kubeproof's fault matrix): "+FaultWebhookServerDown)
 }
@@ -195,6 +202,13 @@ func (f *Framework) setUp(ctx context.Context) {
 // (waitNamespacesGone), so a namespace that never goes still fails the run.
 func (f *Framework) deleteNamespace(ctx ginkgo.SpecContext, name string) {
 	begin := time.Now()
+	if ginkgo.CurrentSpecReport().Failed() {
+		f.dumpNamespace(ctx)
+		if TestContext.KeepNamespacesOnFailure {
+			ExpectNoError(f.keepNamespace(ctx), "label the failed spec's namespace kept")
+			return
+		}
+	}
 	ExpectNoError(namespace.StartDelete(ctx, f.Client, name), "delete the spec's namespace")
 	ginkgo.AddReportEntry(OverheadTeardown, Millis(time.Since(begin)), ginkgo.ReportEntryVisibilityNever)
 }
@@ -222,7 +236,7 @@ var _ = ginkgo.SynchronizedAfterSuite(func() {}, func(ctx ginkgo.SpecContext) {
 	ExpectNoError(err, "load kubeconfig")
 	client, err := kubernetes.NewForConfig(cfg)
 	ExpectNoError(err, "make a client")
-	ExpectNoError(namespace.AllGone(ctx, client, runLabel+"="+runID(), Timeout.NamespaceDelete),
+	ExpectNoError(namespace.AllGone(ctx, client, runLabel+"="+runID()+",!"+keptLabel, Timeout.NamespaceDelete),
 		"the run's namespaces to be deleted")
 })
 
@@ -240,8 +254,14 @@ func (f *Framework) Require(c cluster.Capability) {
 	}
 }
 
+// kubeconfigInfo is the info of the cluster a kubeconfig reaches, as the
+// kubeconfig provider describes it (with what a bare kubeconfig cannot do).
 func kubeconfigInfo(path, kubeContext string) (*cluster.Info, error) {
-	return kubeconfig.New(path, kubeContext).Info(context.Background())
+	p, err := cluster.New("kubeconfig", cluster.Options{Kubeconfig: path, Context: kubeContext})
+	if err != nil {
+		return nil, err
+	}
+	return p.Info(context.Background())
 }
 
 // ExpectNoError fails the spec when err is not nil, explaining what was

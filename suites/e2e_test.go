@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/kubeproof/kubeproof/framework"
+	// The providers, so that specs can open the cluster's (to start an
+	// extra API server, say).
+	_ "github.com/kubeproof/kubeproof/internal/provision/providers"
 )
 
 func init() { framework.RegisterFlags(flag.CommandLine) }

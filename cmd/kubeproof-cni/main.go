@@ -27,7 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubeproof/kubeproof/framework/cni"
+	"github.com/kubeproof/kubeproof/internal/provision/cni"
 )
 
 func main() {

@@ -10,7 +10,7 @@ import (
 	"os/exec"
 	"syscall"
 
-	"github.com/kubeproof/kubeproof/framework/ociruntime"
+	"github.com/kubeproof/kubeproof/internal/provision/capdrop"
 )
 
 // realRunc is the runtime we hand over to; $KUBEPROOF_RUNC overrides it.
@@ -24,11 +24,11 @@ func main() {
 }
 
 func run(args []string) error {
-	allowed, err := ociruntime.BoundingSet()
+	allowed, err := capdrop.BoundingSet()
 	if err != nil {
 		return err
 	}
-	if err := ociruntime.Rewrite(args, allowed); err != nil {
+	if err := capdrop.Rewrite(args, allowed); err != nil {
 		return err
 	}
 	runc := realRunc

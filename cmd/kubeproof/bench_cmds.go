@@ -15,10 +15,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/bench"
 	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/exitcode"
 	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/internal/cli/bench"
+	"github.com/kubeproof/kubeproof/internal/exitcode"
 )
 
 type benchOptions struct {

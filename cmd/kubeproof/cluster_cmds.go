@@ -7,14 +7,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubeproof/kubeproof/framework/binaries"
 	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/cluster/kind"
-	"github.com/kubeproof/kubeproof/framework/cluster/local"
-	"github.com/kubeproof/kubeproof/framework/exitcode"
-	"github.com/kubeproof/kubeproof/framework/hostpkg"
 	"github.com/kubeproof/kubeproof/framework/images"
-	"github.com/kubeproof/kubeproof/framework/progress"
+	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/progress"
+	"github.com/kubeproof/kubeproof/internal/provision/binaries"
+	"github.com/kubeproof/kubeproof/internal/provision/debpkg"
+	"github.com/kubeproof/kubeproof/internal/provision/imagebuild"
 )
 
 // providerCommand is a command that acts on the cluster the flags name.
@@ -77,11 +76,8 @@ func newEnvCommand(o *options) *cobra.Command {
 				return err
 			}
 			fmt.Printf("export KUBECONFIG=%s\n", shellQuote(info.Kubeconfig))
-			switch o.provider {
-			case local.ProviderName:
-				fmt.Printf("export KUBEPROOF_CLUSTER_INFO=%s\n", shellQuote(local.InfoPath(o.name)))
-			case kind.ProviderName:
-				fmt.Printf("export KUBEPROOF_CLUSTER_INFO=%s\n", shellQuote(kind.InfoPath(o.name)))
+			if f, ok := p.(cluster.InfoFiler); ok {
+				fmt.Printf("export KUBEPROOF_CLUSTER_INFO=%s\n", shellQuote(f.InfoFile()))
 			}
 			if info.Kubectl != "" {
 				fmt.Printf("# kubectl %s: %s\n", info.KubernetesVersion, info.Kubectl)
@@ -97,7 +93,7 @@ func newPrepareCommand(o *options) *cobra.Command {
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			pr := printer()
-			if err := hostpkg.Ensure(cmd.Context(), hostpkg.LocalCluster, pr); err != nil {
+			if err := debpkg.Ensure(cmd.Context(), debpkg.LocalCluster, pr); err != nil {
 				return err
 			}
 			set, err := binaries.Ensure(cmd.Context(), binaries.Options{
@@ -107,12 +103,12 @@ func newPrepareCommand(o *options) *cobra.Command {
 				return err
 			}
 			pr.Infof("Kubernetes binaries in %s, etcd in %s", set.KubernetesDir, set.EtcdDir)
-			dir, err := images.ProgramDir()
+			dir, err := imagebuild.ProgramDir()
 			if err != nil {
 				return err
 			}
 			for _, img := range images.All {
-				tar, err := images.Build(img, dir, o.cacheDir)
+				tar, err := imagebuild.Build(img, dir, o.cacheDir)
 				if err != nil {
 					return err
 				}
@@ -122,8 +118,8 @@ func newPrepareCommand(o *options) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.kubernetesVersion, "kubernetes-version", binaries.DefaultKubernetesVersion, "Kubernetes release to build")
-	f.StringVar(&o.etcdVersion, "etcd-version", binaries.DefaultEtcdVersion, "etcd release to build")
+	f.StringVar(&o.kubernetesVersion, "kubernetes-version", cluster.DefaultKubernetesVersion, "Kubernetes release to build")
+	f.StringVar(&o.etcdVersion, "etcd-version", cluster.DefaultEtcdVersion, "etcd release to build")
 	return cmd
 }
 
@@ -133,7 +129,7 @@ func newVersionCommand() *cobra.Command {
 		Short: "Print kubeproof's version and the Kubernetes version it runs by default",
 		Args:  usageArgs(cobra.NoArgs),
 		Run: func(*cobra.Command, []string) {
-			fmt.Printf("kubeproof %s (Kubernetes %s, etcd %s by default)\n", version(), binaries.DefaultKubernetesVersion, binaries.DefaultEtcdVersion)
+			fmt.Printf("kubeproof %s (Kubernetes %s, etcd %s by default)\n", version(), cluster.DefaultKubernetesVersion, cluster.DefaultEtcdVersion)
 		},
 	}
 }

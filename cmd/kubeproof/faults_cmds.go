@@ -14,11 +14,10 @@ import (
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/cluster/local"
-	"github.com/kubeproof/kubeproof/framework/exitcode"
-	"github.com/kubeproof/kubeproof/framework/faultmatrix"
-	"github.com/kubeproof/kubeproof/framework/pki"
-	"github.com/kubeproof/kubeproof/framework/report"
+	"github.com/kubeproof/kubeproof/internal/cli/faultmatrix"
+	"github.com/kubeproof/kubeproof/internal/cli/report"
+	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/pki"
 )
 
 type faultsOptions struct {
@@ -61,8 +60,8 @@ Exit code 0 means every fault was found as described; 1 means one was not.`,
 
 func runFaults(cmd *cobra.Command, o *options, fo *faultsOptions) error {
 	ctx := cmd.Context()
-	if o.provider != local.ProviderName {
-		return exitcode.Errorf(exitcode.Usage, "faults breaks local clusters on purpose: it needs --provider local")
+	if !makesClusters(o.provider) {
+		return exitcode.Errorf(exitcode.Usage, "faults breaks clusters on purpose: it needs a provider that makes them (local, kind), not %s", o.provider)
 	}
 	for _, name := range []string{"component-arg", "without"} {
 		if cmd.Flags().Changed(name) {
@@ -160,7 +159,8 @@ func runBroken(ctx context.Context, o *options, s suiteRun, f faultmatrix.Fault,
 	}
 	shape := o.shape(compArgs)
 	shape.Without, shape.Ephemeral = f.Without, true
-	p, err := local.New(local.Config{Shape: shape, APIServerPort: o.apiServerPort, Progress: printer()})
+	p, err := cluster.New(o.provider, cluster.Options{Shape: shape, Progress: printer(),
+		APIServerPort: o.apiServerPort, Workers: o.workers, NodeImage: o.nodeImage})
 	if err != nil {
 		return report.Report{}, err
 	}

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubeproof/kubeproof/framework/binaries"
-	"github.com/kubeproof/kubeproof/framework/nodeimage"
+	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/internal/provision/nodeimage"
 )
 
 // newImageCommand groups the commands that make images.
@@ -40,8 +40,8 @@ private daemon if it runs, else /var/run/docker.sock.`,
 		},
 	}
 	f := build.Flags()
-	f.StringVar(&o.kubernetesVersion, "kubernetes-version", binaries.DefaultKubernetesVersion, "Kubernetes release of the node")
-	f.StringVar(&o.etcdVersion, "etcd-version", binaries.DefaultEtcdVersion, "etcd release of the node's etcd image")
+	f.StringVar(&o.kubernetesVersion, "kubernetes-version", cluster.DefaultKubernetesVersion, "Kubernetes release of the node")
+	f.StringVar(&o.etcdVersion, "etcd-version", cluster.DefaultEtcdVersion, "etcd release of the node's etcd image")
 	cmd.AddCommand(build)
 	return cmd
 }

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/kubeproof/kubeproof/framework/exitcode"
+	"github.com/kubeproof/kubeproof/internal/exitcode"
 )
 
 // interrupts turns SIGINT and SIGTERM into a run's way out: the first

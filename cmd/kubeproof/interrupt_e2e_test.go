@@ -23,8 +23,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubeproof/kubeproof/framework/cluster/local"
-	"github.com/kubeproof/kubeproof/framework/report"
+	"github.com/kubeproof/kubeproof/internal/cli/report"
+	"github.com/kubeproof/kubeproof/internal/provision/local"
 )
 
 // The test's cluster, beside any other on the machine.
@@ -100,12 +100,15 @@ func startRun(t *testing.T) *started {
 	go func() {
 		buf := make([]byte, 4096)
 		seen := false
+		stdout := &output{}
 		for {
 			n, err := pipe.Read(buf)
 			_, _ = out.Write(buf[:n])
-			// Ginkgo prints a • for every spec that finished (no newline
-			// until the last).
-			if !seen && strings.Contains(out.String(), "•") {
+			_, _ = stdout.Write(buf[:n])
+			// Ginkgo prints a • on standard output for every spec that
+			// finished (no newline until the last); kubeproof's own
+			// progress lines, also with a •, go to standard error.
+			if !seen && strings.Contains(stdout.String(), "•") {
 				seen = true
 				close(specs)
 			}

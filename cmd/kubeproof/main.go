@@ -15,7 +15,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/exitcode"
+	"github.com/kubeproof/kubeproof/internal/exitcode"
+	// Every provider kubeproof has (local, kind, kubeconfig).
+	_ "github.com/kubeproof/kubeproof/internal/provision/providers"
 )
 
 func main() {

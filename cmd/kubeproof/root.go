@@ -8,13 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubeproof/kubeproof/framework/binaries"
 	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/cluster/kind"
-	"github.com/kubeproof/kubeproof/framework/cluster/kubeconfig"
-	"github.com/kubeproof/kubeproof/framework/cluster/local"
-	"github.com/kubeproof/kubeproof/framework/exitcode"
-	"github.com/kubeproof/kubeproof/framework/progress"
+	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/progress"
+	"github.com/kubeproof/kubeproof/internal/provision/kind"
 )
 
 // options are the flags shared by the commands.
@@ -58,11 +55,11 @@ Pod, and reports per claim whether the cluster confirmed it.`,
 		return exitcode.With(exitcode.Usage, err)
 	})
 	pf := root.PersistentFlags()
-	pf.StringVar(&o.provider, "provider", local.ProviderName, "cluster provider: local (processes on this machine), kind (Docker containers, made with kind) or kubeconfig (an existing cluster)")
-	pf.StringVar(&o.name, "name", local.DefaultName, "cluster name (local and kind providers)")
+	pf.StringVar(&o.provider, "provider", "local", providerHelp())
+	pf.StringVar(&o.name, "name", cluster.DefaultName, "cluster name (providers that make clusters)")
 	pf.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of an existing cluster (kubeconfig provider; default $KUBECONFIG)")
 	pf.StringVar(&o.context, "context", "", "kubeconfig context (kubeconfig provider)")
-	pf.StringVar(&o.cacheDir, "cache-dir", binaries.DefaultCacheDir(), "where built binaries and images are cached ($KUBEPROOF_CACHE_DIR)")
+	pf.StringVar(&o.cacheDir, "cache-dir", cluster.DefaultCacheDir(), "where built binaries and images are cached ($KUBEPROOF_CACHE_DIR)")
 
 	root.AddCommand(
 		newUpCommand(o), newDownCommand(o), newStatusCommand(o), newEnvCommand(o),
@@ -81,10 +78,10 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 // addClusterFlags adds the flags that shape a cluster the local provider makes.
 func addClusterFlags(cmd *cobra.Command, o *options) {
 	f := cmd.Flags()
-	f.StringVar(&o.kubernetesVersion, "kubernetes-version", binaries.DefaultKubernetesVersion, "Kubernetes release to build and run")
-	f.StringVar(&o.etcdVersion, "etcd-version", binaries.DefaultEtcdVersion, "etcd release to build and run")
+	f.StringVar(&o.kubernetesVersion, "kubernetes-version", cluster.DefaultKubernetesVersion, "Kubernetes release to build and run")
+	f.StringVar(&o.etcdVersion, "etcd-version", cluster.DefaultEtcdVersion, "etcd release to build and run")
 	f.StringArrayVar(&o.componentArgs, "component-arg", nil, "extra flag for a component, COMPONENT=--flag=value (repeatable), e.g. kube-apiserver=--anonymous-auth=false")
-	f.StringSliceVar(&o.without, "without", nil, "leave a component out: "+strings.Join(local.Optional, ", ")+" (kind: the same)")
+	f.StringSliceVar(&o.without, "without", nil, optionalHelp())
 	f.StringVar(&o.podCIDR, "pod-cidr", "10.244.0.0/16", "pod network of the cluster (routed to the node, never outside)")
 	f.StringVar(&o.serviceCIDR, "service-cidr", "10.96.0.0/16", "Service ClusterIP range")
 	f.IntVar(&o.apiServerPort, "apiserver-port", 6443, "kube-apiserver port (on the cluster's own host-side address; local provider)")
@@ -123,41 +120,42 @@ func reapAbandoned(ctx context.Context, p cluster.Provider, pr *progress.Printer
 	return nil
 }
 
-// makeProvider builds the provider the flags name.
+// providerFlags are the flags only some providers read (see
+// cluster.Registration.Flags); shapeFlags shape a cluster kubeproof makes.
+var (
+	providerFlags = []string{"apiserver-port", "workers", "node-image", "kubeconfig", "context"}
+	shapeFlags    = []string{"component-arg", "without", "pod-cidr", "service-cidr", "kubernetes-version", "etcd-version", "name"}
+)
+
+// makeProvider builds the provider the flags name, through the registry. A
+// flag the provider does not read is a usage error, never silently ignored.
 func makeProvider(cmd *cobra.Command, o *options, pr *progress.Printer) (cluster.Provider, error) {
-	switch o.provider {
-	case local.ProviderName:
-		compArgs, err := cluster.ParseComponentArgs(o.componentArgs)
-		if err != nil {
-			return nil, err
+	reg, err := cluster.Lookup(o.provider)
+	if err != nil {
+		return nil, err
+	}
+	changed := func(name string) bool { f := cmd.Flags().Lookup(name); return f != nil && f.Changed }
+	for _, name := range providerFlags {
+		if changed(name) && !reg.Accepts(name) {
+			return nil, exitcode.Errorf(exitcode.Usage, "--%s is not for the %s provider (%s)", name, reg.Name, reg.Summary)
 		}
-		return local.New(local.Config{Shape: o.shape(compArgs), APIServerPort: o.apiServerPort, Progress: pr})
-	case kind.ProviderName:
-		if f := cmd.Flags().Lookup("apiserver-port"); f != nil && f.Changed {
-			return nil, exitcode.Errorf(exitcode.Usage, "--apiserver-port is for the local provider; kind publishes the API server on a free port")
-		}
-		compArgs, err := cluster.ParseComponentArgs(o.componentArgs)
-		if err != nil {
-			return nil, err
-		}
-		return kind.New(kind.Config{Shape: o.shape(compArgs), Workers: o.workers, NodeImage: o.nodeImage, Progress: pr})
-	case kubeconfig.ProviderName:
-		for _, name := range []string{"component-arg", "without", "pod-cidr", "service-cidr", "apiserver-port", "kubernetes-version", "etcd-version", "name", "workers", "node-image"} {
-			if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
-				return nil, exitcode.Errorf(exitcode.Usage, "--%s shapes a cluster kubeproof makes; the kubeconfig provider uses an existing one", name)
+	}
+	if !reg.Makes {
+		for _, name := range shapeFlags {
+			if changed(name) {
+				return nil, exitcode.Errorf(exitcode.Usage, "--%s shapes a cluster kubeproof makes; the %s provider uses an existing one", name, reg.Name)
 			}
 		}
-		path := o.kubeconfig
-		if path == "" {
-			path = os.Getenv("KUBECONFIG")
-		}
-		if path == "" {
-			return nil, exitcode.Errorf(exitcode.Usage, "--provider kubeconfig needs --kubeconfig or $KUBECONFIG")
-		}
-		return kubeconfig.New(path, o.context), nil
-	default:
-		return nil, exitcode.Errorf(exitcode.Usage, "unknown provider %q (known: %s, %s, %s)", o.provider, local.ProviderName, kind.ProviderName, kubeconfig.ProviderName)
 	}
+	compArgs, err := cluster.ParseComponentArgs(o.componentArgs)
+	if err != nil {
+		return nil, err
+	}
+	return cluster.New(o.provider, cluster.Options{
+		Shape: o.shape(compArgs), Progress: pr,
+		Kubeconfig: o.kubeconfig, Context: o.context,
+		APIServerPort: o.apiServerPort, Workers: o.workers, NodeImage: o.nodeImage,
+	})
 }
 
 // printer is where progress goes: stderr, so that stdout stays parseable.
@@ -172,7 +170,28 @@ func printStatus(s cluster.Status) {
 // makesClusters reports whether the provider brings clusters up and down
 // (as opposed to using one that exists).
 func makesClusters(provider string) bool {
-	return provider == local.ProviderName || provider == kind.ProviderName
+	reg, err := cluster.Lookup(provider)
+	return err == nil && reg.Makes
+}
+
+// providerHelp describes the registered providers for --provider.
+func providerHelp() string {
+	var parts []string
+	for _, r := range cluster.Registered() {
+		parts = append(parts, fmt.Sprintf("%s (%s)", r.Name, r.Summary))
+	}
+	return "cluster provider: " + strings.Join(parts, ", ")
+}
+
+// optionalHelp lists the components providers can leave out.
+func optionalHelp() string {
+	var parts []string
+	for _, r := range cluster.Registered() {
+		if len(r.Optional) > 0 {
+			parts = append(parts, r.Name+": "+strings.Join(r.Optional, ", "))
+		}
+	}
+	return "leave a component out (" + strings.Join(parts, "; ") + ")"
 }
 
 // shape is the cluster shape the flags describe.

@@ -17,8 +17,8 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/exitcode"
-	"github.com/kubeproof/kubeproof/framework/report"
+	"github.com/kubeproof/kubeproof/internal/cli/report"
+	"github.com/kubeproof/kubeproof/internal/exitcode"
 )
 
 type runOptions struct {
@@ -31,6 +31,8 @@ type runOptions struct {
 	verbose       bool
 	timeout       time.Duration
 	parallel      int
+	// keepNamespaces keeps failed specs' namespaces.
+	keepNamespaces bool
 }
 
 func newRunCommand(o *options) *cobra.Command {
@@ -56,6 +58,7 @@ codes mean kubeproof itself could not do its job (see kubeproof --help).`,
 	f.BoolVarP(&r.verbose, "verbose", "v", false, "print every spec's steps as it runs")
 	f.DurationVar(&r.timeout, "timeout", time.Hour, "give up on the suites after this long")
 	f.IntVar(&r.parallel, "parallel", 1, "run the specs in this many parallel processes (specs labelled Serial still run alone)")
+	f.BoolVar(&r.keepNamespaces, "keep-namespaces-on-failure", false, "keep a failed spec's namespace (labelled kubeproof.io/kept) to look at, instead of deleting it; its dump is in failures/ either way")
 	f.BoolVar(&r.failOnRefuted, "fail-on-refuted", false, "exit with code 10 when a documented claim is refuted (by default refuted documentation is reported, not failed)")
 	r.sel.addFlags(cmd, true)
 	return cmd
@@ -251,7 +254,10 @@ func runSpecProcess(ctx context.Context, infoPath, reportDir, labelFilter string
 	if fi, err := os.Stdout.Stat(); err == nil && fi.Mode()&os.ModeCharDevice == 0 {
 		ginkgoFlags = append(ginkgoFlags, "no-color")
 	}
-	ours := "--kubeproof.cluster-info=" + infoPath
+	ours := []string{"--kubeproof.cluster-info=" + infoPath, "--kubeproof.report-dir=" + reportDir}
+	if r.keepNamespaces {
+		ours = append(ours, "--kubeproof.keep-namespaces-on-failure")
+	}
 	var argv []string
 	if r.parallel > 1 {
 		runnerDir := filepath.Join(reportDir, ".runner")
@@ -264,9 +270,9 @@ func runSpecProcess(ctx context.Context, infoPath, reportDir, labelFilter string
 		for _, f := range ginkgoFlags {
 			argv = append(argv, "--"+f)
 		}
-		argv = append(append(argv, specs, "--", ours), specArgs...)
+		argv = append(append(append(argv, specs, "--"), ours...), specArgs...)
 	} else {
-		argv = append([]string{"kubeproof-specs.test", ours}, specArgs...)
+		argv = append(append([]string{"kubeproof-specs.test"}, ours...), specArgs...)
 		for _, f := range ginkgoFlags {
 			argv = append(argv, "--ginkgo."+f)
 		}

@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubeproof/kubeproof/framework/chart"
-	"github.com/kubeproof/kubeproof/framework/exitcode"
-	"github.com/kubeproof/kubeproof/framework/trace"
+	"github.com/kubeproof/kubeproof/internal/cli/chart"
+	"github.com/kubeproof/kubeproof/internal/cli/trace"
+	"github.com/kubeproof/kubeproof/internal/exitcode"
 )
 
 type traceOptions struct {

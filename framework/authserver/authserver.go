@@ -22,7 +22,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 
-	"github.com/kubeproof/kubeproof/framework/pki"
+	"github.com/kubeproof/kubeproof/internal/pki"
 )
 
 // Server is the running identity provider.

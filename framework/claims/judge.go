@@ -47,6 +47,9 @@ const (
 	// ComponentEntry names the report entries that say what a component
 	// was seen doing, or not doing within a window (ComponentNote).
 	ComponentEntry = "kubeproof.component"
+	// FailureDumpEntry names the report entry that points at a failed
+	// spec's namespace dump.
+	FailureDumpEntry = "kubeproof.failure-dump"
 	// PreconditionPrefix starts the failure message of a spec that stopped
 	// because something its claims depend on did not happen: the claims it
 	// had not decided yet are not checkable, naming that precondition.
@@ -73,6 +76,8 @@ type SpecResult struct {
 	// Unobservable says, by evidence name, why the spec could not observe
 	// it on this cluster.
 	Unobservable map[string]string `json:"unobservable,omitempty"`
+	// Dump is the file a failed spec's namespace was dumped to.
+	Dump string `json:"dump,omitempty"`
 	// Components are what the spec saw components do (or not do).
 	Components []ComponentNote `json:"components,omitempty"`
 	// Entries are the spec's other report entries (the harness's own
@@ -196,6 +201,10 @@ func readEntries(sr types.SpecReport, res *SpecResult) SpecResult {
 	}
 	res.Evidence = map[string]any{}
 	for _, e := range sr.ReportEntries {
+		if e.Name == FailureDumpEntry {
+			_ = json.Unmarshal([]byte(e.Value.AsJSON), &res.Dump)
+			continue
+		}
 		if e.Name == ComponentEntry {
 			var n ComponentNote
 			if json.Unmarshal([]byte(e.Value.AsJSON), &n) == nil {

@@ -12,13 +12,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/kubeproof/kubeproof/framework/binaries"
-
-	"github.com/kubeproof/kubeproof/framework/exitcode"
+	"github.com/kubeproof/kubeproof/internal/exitcode"
 )
 
 // Capability is something beyond the Kubernetes API that a provider offers.
@@ -63,8 +62,9 @@ type Info struct {
 	CA *KeyPairFiles `json:"ca,omitempty"`
 	// ContainerdAddress is the node's containerd socket, with NodeExec.
 	ContainerdAddress string `json:"containerdAddress,omitempty"`
-	// NodeExec says how to run a command on a node, with NodeExec; nil
-	// means on this machine (the local provider's node shares its
+	// NodeExec says how to run a command on a node; set exactly when the
+	// cluster has the NodeExec capability (an empty prefix: the node is
+	// this machine, as the local provider's, whose node shares its
 	// filesystem).
 	NodeExec *NodeExecSpec `json:"nodeExec,omitempty"`
 	// Nodes are the cluster's node names (those the provider created, or
@@ -98,9 +98,6 @@ const NodePlaceholder = "{node}"
 // NodeCommand returns the command line and extra environment that run args
 // on node.
 func (i *Info) NodeCommand(node string, args ...string) (argv, env []string) {
-	if i.NodeExec == nil {
-		return args, nil
-	}
 	for _, p := range i.NodeExec.Prefix {
 		argv = append(argv, strings.ReplaceAll(p, NodePlaceholder, node))
 	}
@@ -193,6 +190,12 @@ type StatusLine struct {
 	Detail string
 }
 
+// InfoFiler is a provider that keeps its cluster's Info in a file, for the
+// spec runner's --kubeproof.cluster-info.
+type InfoFiler interface {
+	InfoFile() string
+}
+
 // LogExporter is a provider that can copy its components' logs somewhere,
 // for a report after a failure.
 type LogExporter interface {
@@ -234,6 +237,25 @@ func ParseComponentArgs(specs []string) (map[string][]string, error) {
 // DefaultName is the name of a cluster kubeproof makes when none is given.
 const DefaultName = "kubeproof"
 
+// The releases a cluster kubeproof makes runs when none are given: those
+// kubeproof is tested with.
+const (
+	DefaultKubernetesVersion = "v1.36.3"
+	DefaultEtcdVersion       = "v3.6.16"
+)
+
+// DefaultCacheDir is where built binaries and images are kept:
+// $KUBEPROOF_CACHE_DIR, else the user's cache directory.
+func DefaultCacheDir() string {
+	if d := os.Getenv("KUBEPROOF_CACHE_DIR"); d != "" {
+		return d
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "kubeproof")
+	}
+	return filepath.Join(os.TempDir(), "kubeproof-cache")
+}
+
 // Shape is what a provider that makes clusters is told, whichever it is:
 // the cluster's name, the releases to run, where builds are cached, its
 // networks, and flags and components to change or leave out.
@@ -274,13 +296,13 @@ func (s Shape) WithDefaults() Shape {
 		s.Name = DefaultName
 	}
 	if s.KubernetesVersion == "" {
-		s.KubernetesVersion = binaries.DefaultKubernetesVersion
+		s.KubernetesVersion = DefaultKubernetesVersion
 	}
 	if s.EtcdVersion == "" {
-		s.EtcdVersion = binaries.DefaultEtcdVersion
+		s.EtcdVersion = DefaultEtcdVersion
 	}
 	if s.CacheDir == "" {
-		s.CacheDir = binaries.DefaultCacheDir()
+		s.CacheDir = DefaultCacheDir()
 	}
 	if s.PodCIDR == "" {
 		s.PodCIDR = "10.244.0.0/16"

@@ -28,7 +28,7 @@ type Container struct {
 // Containers returns the runtime's containers of Pod namespace/pod on node,
 // oldest first. It needs the cluster's NodeExec capability.
 func Containers(ctx context.Context, info *cluster.Info, node, namespace, pod string) ([]Container, error) {
-	if !info.Has(cluster.NodeExec) || info.ContainerdAddress == "" {
+	if !info.Has(cluster.NodeExec) || info.NodeExec == nil || info.ContainerdAddress == "" {
 		return nil, fmt.Errorf("%s", info.Missing(cluster.NodeExec))
 	}
 	ctr := func(args ...string) ([]byte, error) {

@@ -130,3 +130,26 @@ func (r *Recorder) Stop() {
 	r.cancel()
 	<-r.done
 }
+
+// Latest folds events into the objects as the watch last saw them: each
+// object's last state, by name, those deleted left out. Events about other
+// types are ignored.
+func Latest[T runtime.Object](events []Event) map[string]T {
+	out := map[string]T{}
+	for _, e := range events {
+		obj, ok := e.Object.(T)
+		if !ok {
+			continue
+		}
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			continue
+		}
+		if e.Type == watch.Deleted {
+			delete(out, m.GetName())
+		} else {
+			out[m.GetName()] = obj
+		}
+	}
+	return out
+}

@@ -63,11 +63,13 @@ func reachable(ctx context.Context, f *framework.Framework, srv *install.Server)
 	called := effective(ctx, "the reachability check", func(ctx context.Context) (bool, string) {
 		m := marker(true)
 		r := attempt(ctx, f, m)
-		// A call the API server could not make: it says so (500), or it
-		// waited until our request gave up.
-		if r.Code == 0 || r.Code >= 400 && strings.Contains(r.Status.Message, "failed calling webhook") {
+		// A call the API server could not make: it says so (500).
+		if r.Code >= 400 && strings.Contains(r.Status.Message, "failed calling webhook") {
 			failure = r.Status.Message
 			return false, failure
+		}
+		if r.Code == 0 { // no answer before the poll's window ended
+			return false, r.Status.Message
 		}
 		failure = ""
 		return sawAll(ctx, srv, m.Name, reachPath)

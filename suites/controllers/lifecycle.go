@@ -337,18 +337,7 @@ func (s podState) readyWithPrefix(prefix string) int {
 }
 
 func podsNow(events []observe.Event) podState {
-	latest := map[string]*corev1.Pod{}
-	for _, e := range events {
-		p := framework.PodOf(e)
-		if p == nil {
-			continue
-		}
-		if e.Type == watch.Deleted {
-			delete(latest, p.Name)
-		} else {
-			latest[p.Name] = p
-		}
-	}
+	latest := observe.Latest[*corev1.Pod](events)
 	var s podState
 	for _, name := range slices.Sorted(maps.Keys(latest)) {
 		p := latest[name]
@@ -403,19 +392,7 @@ func (w *watcher) stopUnless(held bool, what string, s podState) {
 
 // latestReplicaSets is the namespace's ReplicaSets as last seen.
 func latestReplicaSets(events []observe.Event) map[string]*appsv1.ReplicaSet {
-	out := map[string]*appsv1.ReplicaSet{}
-	for _, e := range events {
-		rs, ok := e.Object.(*appsv1.ReplicaSet)
-		if !ok {
-			continue
-		}
-		if e.Type == watch.Deleted {
-			delete(out, rs.Name)
-		} else {
-			out[rs.Name] = rs
-		}
-	}
-	return out
+	return observe.Latest[*appsv1.ReplicaSet](events)
 }
 
 // replicaSetReplicas is the sum of the ReplicaSets' desired replicas.

@@ -273,13 +273,7 @@ func measureTraffic(ctx context.Context, f *framework.Framework, b *corev1.Pod) 
 // endpointReady finds ip among the latest EndpointSlices and returns its
 // ready condition.
 func endpointReady(events []observe.Event, ip string) (bool, bool) {
-	latest := map[string]*discoveryv1.EndpointSlice{}
-	for _, e := range events {
-		if s, ok := e.Object.(*discoveryv1.EndpointSlice); ok {
-			latest[s.Name] = s
-		}
-	}
-	for _, s := range latest {
+	for _, s := range observe.Latest[*discoveryv1.EndpointSlice](events) {
 		if ready, found := endpointIn(s, ip); found {
 			return ready, true
 		}

@@ -23,7 +23,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeproof/kubeproof/framework/observe"
-	"github.com/kubeproof/kubeproof/framework/pki"
+	"github.com/kubeproof/kubeproof/internal/pki"
 	"github.com/kubeproof/kubeproof/webhooks"
 )
 

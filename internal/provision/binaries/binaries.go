@@ -1,0 +1,321 @@
+// Package binaries builds the Kubernetes and etcd programs a local cluster
+// runs, from their published Go modules, into a versioned cache, and reuses
+// the cache when it is complete.
+//
+// No release tarball or image is downloaded: the only network source is the
+// Go module proxy configured for the go command.
+package binaries
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/progress"
+)
+
+// KubernetesCommands are the programs built from k8s.io/kubernetes/cmd.
+var KubernetesCommands = []string{
+	"kube-apiserver", "kube-controller-manager", "kube-scheduler",
+	"kubelet", "kube-proxy", "kubectl", "kubeadm",
+}
+
+// EtcdCommands maps the program name to its Go package.
+var EtcdCommands = map[string]string{
+	"etcd":    "go.etcd.io/etcd/server/v3",
+	"etcdctl": "go.etcd.io/etcd/etcdctl/v3",
+}
+
+// Options say which versions to build and where to cache them.
+type Options struct {
+	KubernetesVersion string
+	EtcdVersion       string
+	// CacheDir is kubeproof's cache root; binaries live in CacheDir/binaries.
+	CacheDir string
+	// Go is the go command to build with; empty means "go" from PATH.
+	Go       string
+	Progress *progress.Printer
+}
+
+// Set locates the cached programs of one Kubernetes and one etcd version.
+type Set struct {
+	KubernetesDir string
+	EtcdDir       string
+}
+
+// Path returns the path of a program of the set (a Kubernetes or etcd command).
+func (s Set) Path(name string) string {
+	if _, ok := EtcdCommands[name]; ok {
+		return filepath.Join(s.EtcdDir, name)
+	}
+	return filepath.Join(s.KubernetesDir, name)
+}
+
+// Locate returns the set for opts without building anything; it fails when
+// the cache is incomplete.
+func Locate(opts Options) (Set, error) {
+	opts = opts.withDefaults()
+	set := Set{
+		KubernetesDir: filepath.Join(opts.CacheDir, "binaries", "kubernetes-"+opts.KubernetesVersion),
+		EtcdDir:       filepath.Join(opts.CacheDir, "binaries", "etcd-"+opts.EtcdVersion),
+	}
+	if !complete(set.KubernetesDir) || !complete(set.EtcdDir) {
+		return set, fmt.Errorf("binaries for Kubernetes %s and etcd %s are not built yet in %s (run `kubeproof prepare`)",
+			opts.KubernetesVersion, opts.EtcdVersion, filepath.Join(opts.CacheDir, "binaries"))
+	}
+	return set, nil
+}
+
+// Ensure returns the cached set, building whatever is missing first.
+func Ensure(ctx context.Context, opts Options) (Set, error) {
+	opts = opts.withDefaults()
+	if err := validVersion(opts.KubernetesVersion); err != nil {
+		return Set{}, exitcode.With(exitcode.Usage, fmt.Errorf("kubernetes version: %w", err))
+	}
+	if err := validVersion(opts.EtcdVersion); err != nil {
+		return Set{}, exitcode.With(exitcode.Usage, fmt.Errorf("etcd version: %w", err))
+	}
+	set, err := Locate(opts)
+	if err == nil {
+		return set, nil
+	}
+	// Something must be built: check for Go before touching the cache.
+	if _, err := newGoTool(opts, ""); err != nil {
+		return Set{}, err
+	}
+	if err := os.MkdirAll(filepath.Join(opts.CacheDir, "binaries"), 0o755); err != nil {
+		return Set{}, fmt.Errorf("create binaries cache: %w", err)
+	}
+	unlock, err := lock(filepath.Join(opts.CacheDir, "binaries", ".lock"))
+	if err != nil {
+		return Set{}, err
+	}
+	defer unlock()
+
+	if !complete(set.KubernetesDir) {
+		if err := buildKubernetes(ctx, opts, set.KubernetesDir); err != nil {
+			return Set{}, err
+		}
+	}
+	if !complete(set.EtcdDir) {
+		if err := buildEtcd(ctx, opts, set.EtcdDir); err != nil {
+			return Set{}, err
+		}
+	}
+	return set, nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.KubernetesVersion == "" {
+		o.KubernetesVersion = cluster.DefaultKubernetesVersion
+	}
+	if o.EtcdVersion == "" {
+		o.EtcdVersion = cluster.DefaultEtcdVersion
+	}
+	if o.CacheDir == "" {
+		o.CacheDir = cluster.DefaultCacheDir()
+	}
+	if o.Go == "" {
+		o.Go = "go"
+	}
+	if o.Progress == nil {
+		o.Progress = progress.Discard()
+	}
+	return o
+}
+
+// DefaultCacheDir is $KUBEPROOF_CACHE_DIR, else kubeproof under the user's
+// cache directory (~/.cache/kubeproof).
+var versionRE = regexp.MustCompile(`^v\d+\.\d+\.\d+$`)
+
+func validVersion(v string) error {
+	if !versionRE.MatchString(v) {
+		return fmt.Errorf("%q is not a release version like v1.36.3", v)
+	}
+	return nil
+}
+
+const completeMarker = ".kubeproof-complete"
+
+func complete(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, completeMarker))
+	return err == nil
+}
+
+// lock takes an exclusive file lock so that two kubeproof processes never
+// build into the same cache at once; the second waits for the first.
+func lock(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open build lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("take build lock %s: %w", path, err)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// goTool runs the go command for one build. It fails with a MissingTool code
+// when there is no go command, because that is the usual cause on a fresh
+// machine.
+type goTool struct {
+	path string
+	dir  string
+	env  []string
+}
+
+func newGoTool(opts Options, dir string) (*goTool, error) {
+	path, err := exec.LookPath(opts.Go)
+	if err != nil {
+		return nil, exitcode.Errorf(exitcode.MissingTool,
+			"no Go toolchain (%q not found in PATH): kubeproof builds Kubernetes %s from its Go modules; install Go 1.26 or newer",
+			opts.Go, opts.KubernetesVersion)
+	}
+	env := append(os.Environ(),
+		"GOWORK=off",
+		"GOFLAGS=-mod=mod",
+		"CGO_ENABLED=0",
+	)
+	return &goTool{path: path, dir: dir, env: env}, nil
+}
+
+// run runs `go args...`; onLine, if set, sees every output line.
+func (g *goTool) run(ctx context.Context, onLine func(string), args ...string) error {
+	cmd := exec.CommandContext(ctx, g.path, args...)
+	cmd.Dir = g.dir
+	cmd.Env = g.env
+	pr, pw := io.Pipe()
+	cmd.Stdout = pw
+	cmd.Stderr = pw
+	var tail tailBuffer
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64*1024), 1024*1024)
+		for sc.Scan() {
+			line := sc.Text()
+			tail.add(line)
+			if onLine != nil {
+				onLine(line)
+			}
+		}
+	}()
+	err := cmd.Run()
+	pw.Close()
+	<-done
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, tail.String())
+	}
+	return nil
+}
+
+// tailBuffer keeps the last lines of a command's output for error messages.
+type tailBuffer struct{ lines []string }
+
+func (t *tailBuffer) add(l string) {
+	t.lines = append(t.lines, l)
+	if len(t.lines) > 30 {
+		t.lines = t.lines[len(t.lines)-30:]
+	}
+}
+func (t *tailBuffer) String() string { return strings.Join(t.lines, "\n") }
+
+// buildInto builds packages into dir through a temporary sibling directory
+// and renames it into place, so an interrupted build never looks complete.
+func buildInto(ctx context.Context, opts Options, what string, wrapperDir, dir string, build func(g *goTool, out string, onLine func(string)) error) error {
+	g, err := newGoTool(opts, wrapperDir)
+	if err != nil {
+		return err
+	}
+	tmp := dir + ".partial"
+	if err := os.RemoveAll(tmp); err != nil {
+		return fmt.Errorf("clean %s: %w", tmp, err)
+	}
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", tmp, err)
+	}
+	var compiled atomic.Int64
+	onLine := func(string) { compiled.Add(1) }
+	done := opts.Progress.Step("building %s from Go modules (cold: minutes; cached afterwards in %s)", what, dir)
+	stop := opts.Progress.Ticker(30*time.Second, "building "+what, func() string {
+		return fmt.Sprintf("%d packages compiled", compiled.Load())
+	})
+	err = build(g, tmp, onLine)
+	stop()
+	done(err)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("build %s: %w", what, err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, completeMarker), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
+		return fmt.Errorf("mark %s complete: %w", what, err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("replace %s: %w", dir, err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("move %s into place: %w", what, err)
+	}
+	return nil
+}
+
+// moduleInfo is what `go mod download -json` reports about one module.
+type moduleInfo struct {
+	Path    string
+	Version string
+	Info    string
+	GoMod   string
+	Error   string
+}
+
+func downloadModule(ctx context.Context, g *goTool, module string) (moduleInfo, error) {
+	cmd := exec.CommandContext(ctx, g.path, "mod", "download", "-json", module)
+	cmd.Dir = g.dir
+	cmd.Env = g.env
+	out, err := cmd.Output()
+	var info moduleInfo
+	if jerr := json.Unmarshal(out, &info); jerr == nil && info.Error != "" {
+		return info, fmt.Errorf("download %s: %s", module, info.Error)
+	}
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return info, fmt.Errorf("download %s: %w: %s", module, err, strings.TrimSpace(string(ee.Stderr)))
+		}
+		return info, fmt.Errorf("download %s: %w", module, err)
+	}
+	if err := json.Unmarshal(out, &info); err != nil {
+		return info, fmt.Errorf("download %s: parse go output: %w", module, err)
+	}
+	return info, nil
+}
+
+// wrapperDir is the generated module that builds one release.
+func wrapperDir(opts Options, name string) (string, error) {
+	dir := filepath.Join(opts.CacheDir, "build", name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create build module %s: %w", dir, err)
+	}
+	return dir, nil
+}

@@ -1,0 +1,112 @@
+package hostchange
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kubeproof/kubeproof/internal/provision/process"
+)
+
+// CgroupMounts returns the mount points of every cgroup hierarchy (v1 and v2).
+func CgroupMounts() ([]string, error) {
+	ms, err := Mounts()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, m := range ms {
+		if m.FSType == "cgroup" || m.FSType == "cgroup2" {
+			out = append(out, m.Point)
+		}
+	}
+	return out, nil
+}
+
+// MakeCgroup creates the cgroup name (a path below each hierarchy's root) in
+// every hierarchy. A new cpuset group is empty and cannot hold tasks until
+// it gets its parent's CPUs and memory nodes.
+func MakeCgroup(name string) error {
+	roots, err := CgroupMounts()
+	if err != nil {
+		return err
+	}
+	for _, root := range roots {
+		dir := filepath.Join(root, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("create cgroup %s: %w", dir, err)
+		}
+		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+			parent, err := os.ReadFile(filepath.Join(root, f))
+			if err != nil {
+				continue // not the cpuset hierarchy
+			}
+			if err := os.WriteFile(filepath.Join(dir, f), parent, 0o644); err != nil {
+				return fmt.Errorf("set %s of cgroup %s: %w", f, dir, err)
+			}
+		}
+	}
+	return nil
+}
+
+// CgroupProcs lists the processes in the cgroup tree name of every hierarchy.
+func CgroupProcs(name string) []int {
+	roots, _ := CgroupMounts()
+	seen := map[int]bool{}
+	var pids []int
+	for _, root := range roots {
+		_ = filepath.WalkDir(filepath.Join(root, name), func(p string, d os.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				return nil
+			}
+			data, err := os.ReadFile(filepath.Join(p, "cgroup.procs"))
+			if err != nil {
+				return nil
+			}
+			for _, f := range strings.Fields(string(data)) {
+				if pid, err := strconv.Atoi(f); err == nil && !seen[pid] {
+					seen[pid] = true
+					pids = append(pids, pid)
+				}
+			}
+			return nil
+		})
+	}
+	return pids
+}
+
+// RemoveCgroup kills what is left in the cgroup tree name and removes it,
+// deepest first, in every hierarchy.
+func RemoveCgroup(name string) []error {
+	var errs []error
+	for _, pid := range CgroupProcs(name) {
+		if err := process.Kill(pid, 10*time.Second); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	roots, err := CgroupMounts()
+	if err != nil {
+		return append(errs, err)
+	}
+	for _, root := range roots {
+		top := filepath.Join(root, name)
+		var dirs []string
+		_ = filepath.WalkDir(top, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				dirs = append(dirs, p)
+			}
+			return nil
+		})
+		sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
+		for _, d := range dirs {
+			if err := os.Remove(d); err != nil && !os.IsNotExist(err) {
+				errs = append(errs, fmt.Errorf("remove cgroup %s: %w", d, err))
+			}
+		}
+	}
+	return errs
+}

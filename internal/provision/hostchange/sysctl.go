@@ -1,0 +1,122 @@
+package hostchange
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// KubeletSysctls are the kernel settings a kubelet changes at start
+// (vm.overcommit_memory, kernel.panic and friends). They are global, not per
+// network namespace: a kubelet in a local cluster or in a kind node changes
+// them for the whole machine.
+var KubeletSysctls = []string{
+	"vm/overcommit_memory", "vm/panic_on_oom", "kernel/panic", "kernel/panic_on_oops",
+	"kernel/keys/root_maxkeys", "kernel/keys/root_maxbytes",
+}
+
+// savedSysctls is the file that holds the machine's own values while any
+// holder (a cluster that runs kubelets) exists.
+type savedSysctls struct {
+	Values  map[string]string `json:"values"`
+	Holders []string          `json:"holders"`
+}
+
+// Sysctls saves and restores global kernel settings around the lifetime of
+// its holders: the first holder records the machine's values, the last one
+// to leave puts them back.
+type Sysctls struct {
+	// File is where the values and holders are kept.
+	File string
+	// Keys are the settings, as paths below /proc/sys.
+	Keys []string
+}
+
+// Hold records the current values if nobody holds them yet, and adds holder.
+func (s Sysctls) Hold(holder string) error {
+	return s.update(func(saved *savedSysctls) {
+		if len(saved.Holders) == 0 {
+			saved.Values = map[string]string{}
+			for _, k := range s.Keys {
+				if data, err := os.ReadFile(filepath.Join("/proc/sys", k)); err == nil {
+					saved.Values[k] = strings.TrimSpace(string(data))
+				}
+			}
+		}
+		if !slices.Contains(saved.Holders, holder) {
+			saved.Holders = append(saved.Holders, holder)
+		}
+	})
+}
+
+// Release removes holder; if it was the last, the saved values are written
+// back and the file removed.
+func (s Sysctls) Release(holder string) error {
+	var restore map[string]string
+	if err := s.update(func(saved *savedSysctls) {
+		saved.Holders = slices.DeleteFunc(saved.Holders, func(h string) bool { return h == holder })
+		if len(saved.Holders) == 0 {
+			restore = saved.Values
+		}
+	}); err != nil {
+		return err
+	}
+	for k, v := range restore {
+		path := filepath.Join("/proc/sys", k)
+		if now, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(now)) == v {
+			continue
+		}
+		if err := os.WriteFile(path, []byte(v), 0o644); err != nil {
+			return fmt.Errorf("restore %s: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// update changes the file under an exclusive lock (two clusters may come
+// and go at once).
+func (s Sysctls) update(change func(*savedSysctls)) error {
+	if err := os.MkdirAll(filepath.Dir(s.File), 0o755); err != nil {
+		return fmt.Errorf("saved sysctls: %w", err)
+	}
+	lock, err := os.OpenFile(s.File+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("saved sysctls: %w", err)
+	}
+	defer func() {
+		lock.Close()
+	}()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("lock saved sysctls: %w", err)
+	}
+	var saved savedSysctls
+	data, err := os.ReadFile(s.File)
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(data, &saved); err != nil {
+			return fmt.Errorf("parse saved sysctls %s: %w", s.File, err)
+		}
+	case !os.IsNotExist(err):
+		return fmt.Errorf("read saved sysctls: %w", err)
+	}
+	change(&saved)
+	if len(saved.Holders) == 0 {
+		_ = os.Remove(s.File + ".lock")
+		if err := os.Remove(s.File); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("remove saved sysctls: %w", err)
+		}
+		return nil
+	}
+	out, err := json.MarshalIndent(saved, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode saved sysctls: %w", err)
+	}
+	if err := os.WriteFile(s.File, append(out, '\n'), 0o600); err != nil {
+		return fmt.Errorf("save sysctls: %w", err)
+	}
+	return nil
+}

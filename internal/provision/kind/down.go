@@ -1,0 +1,98 @@
+package kind
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kubeproof/kubeproof/internal/provision/dockerd"
+	"github.com/kubeproof/kubeproof/internal/provision/hostchange"
+	"github.com/kubeproof/kubeproof/internal/provision/process"
+)
+
+// Down deletes the cluster's containers (kind delete), stops extra API
+// servers it started, removes its host-side files, restores the kernel
+// settings its kubelets changed, and, if it was the last kind cluster in
+// kubeproof's private Docker daemon, stops that daemon too (which undoes
+// the daemon's own changes). Removing a cluster that is not there is not
+// an error.
+func (p *Provider) Down(ctx context.Context) error {
+	c, l, pr := p.cfg, p.l, p.cfg.Progress
+	st, stErr := loadState(l)
+	host := st.DockerHost
+	if stErr != nil {
+		h, err := dockerd.Select(ctx)
+		if err != nil {
+			return err
+		}
+		host = h
+	}
+	var errs []error
+	// Extra API servers run on this machine and name the cluster's files.
+	for _, pid := range process.Find(func(args []string) bool {
+		return slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, l.dir()+"/") })
+	}) {
+		if err := process.Terminate(pid, 15*time.Second); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if host != "" && dockerd.Ping(ctx, host) == nil {
+		kp, err := p.kind(host)
+		if err != nil {
+			return err
+		}
+		if names, _ := kp.List(); slices.Contains(names, c.Name) {
+			done := pr.Step("deleting kind cluster %q", c.Name)
+			err := kp.Delete(c.Name, l.kubeconfig())
+			done(err)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("kind delete cluster %s: %w", c.Name, err))
+			}
+		}
+	}
+	if stErr == nil || dirExists(l.dir()) {
+		if err := hostSysctls.Release(l.sysctlHolder()); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := os.RemoveAll(l.dir()); err != nil {
+		errs = append(errs, fmt.Errorf("remove %s: %w", l.dir(), err))
+	}
+	for _, d := range []string{Root, filepath.Dir(Root)} {
+		if hostchange.DirEmpty(d) {
+			_ = os.Remove(d)
+		}
+	}
+	if (stErr != nil || st.PrivateDocker) && dockerd.Running(ctx) && !otherClusters(c.Name) {
+		if err := dockerd.Stop(ctx, pr); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// otherClusters reports whether kind clusters other than self have state.
+func otherClusters(self string) bool {
+	entries, err := os.ReadDir(Root)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != self {
+			if _, err := os.Stat(filepath.Join(Root, e.Name(), "state.json")); err == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func dirExists(p string) bool {
+	info, err := os.Stat(p)
+	return err == nil && info.IsDir()
+}

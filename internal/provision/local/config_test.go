@@ -1,0 +1,213 @@
+package local
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+	kubeproxyv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/provision/binaries"
+)
+
+func testConfig() Config {
+	return Config{Shape: cluster.Shape{Name: "t"}, LinkCIDR: "10.250.0.0/30"}.WithDefaults()
+}
+
+func TestValidate(t *testing.T) {
+	if err := testConfig().Validate(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	bad := map[string]func(*Config){
+		"name with capitals":      func(c *Config) { c.Name = "Bad" },
+		"name too long":           func(c *Config) { c.Name = strings.Repeat("a", 21) },
+		"pod CIDR not a CIDR":     func(c *Config) { c.PodCIDR = "10.244.0.0" },
+		"pod CIDR host bits":      func(c *Config) { c.PodCIDR = "10.244.0.1/16" },
+		"pod CIDR too small":      func(c *Config) { c.PodCIDR = "10.244.0.0/24" },
+		"overlapping CIDRs":       func(c *Config) { c.ServiceCIDR = "10.244.128.0/20" },
+		"port out of range":       func(c *Config) { c.APIServerPort = 70000 },
+		"unknown component arg":   func(c *Config) { c.ComponentArgs = map[string][]string{"kube-foo": {"--x"}} },
+		"component not optional":  func(c *Config) { c.Without = []string{Etcd} },
+		"IPv6 service CIDR":       func(c *Config) { c.ServiceCIDR = "fd00::/108" },
+		"unknown without at all":  func(c *Config) { c.Without = []string{"coredns"} },
+		"link CIDR too small":     func(c *Config) { c.LinkCIDR = "10.250.0.0/31" },
+		"service overlaps link":   func(c *Config) { c.ServiceCIDR = "10.250.0.0/16" },
+		"pod CIDR IPv6":           func(c *Config) { c.PodCIDR = "fd00::/48" },
+		"negative scheduler port": func(c *Config) { c.SchedulerPort = -1 },
+	}
+	for name, mutate := range bad {
+		c := testConfig()
+		mutate(&c)
+		err := c.Validate()
+		if err == nil {
+			t.Errorf("%s: accepted", name)
+			continue
+		}
+		if exitcode.Of(err) != exitcode.Usage {
+			t.Errorf("%s: exit code %v, want Usage", name, exitcode.Of(err))
+		}
+	}
+}
+
+func TestParseComponentArgs(t *testing.T) {
+	got, err := cluster.ParseComponentArgs([]string{"kube-apiserver=--anonymous-auth=false", "kube-apiserver=--v=4", "kubelet=--v=2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got[APIServer], []string{"--anonymous-auth=false", "--v=4"}) || !slices.Equal(got[Kubelet], []string{"--v=2"}) {
+		t.Fatalf("got %v", got)
+	}
+	for _, bad := range []string{"kube-apiserver", "kube-apiserver=anonymous-auth=false", "=--v=1"} {
+		if _, err := cluster.ParseComponentArgs([]string{bad}); exitcode.Of(err) != exitcode.Usage {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+func TestNetworkAddresses(t *testing.T) {
+	nw := testConfig().network()
+	if nw.hostIP.String() != "10.250.0.1" || nw.nodeIP.String() != "10.250.0.2" || nw.linkPrefix != 30 {
+		t.Fatalf("link: host %s node %s /%d", nw.hostIP, nw.nodeIP, nw.linkPrefix)
+	}
+	if nw.nodePodCIDR.String() != "10.244.0.0/24" || nw.apiServiceIP.String() != "10.96.0.1" {
+		t.Fatalf("pod CIDR %s, kubernetes service IP %s", nw.nodePodCIDR, nw.apiServiceIP)
+	}
+}
+
+// Overrides come after our flags (the last flag wins), components left out
+// do not run, and node components run inside the node namespace.
+func TestComponents(t *testing.T) {
+	c := testConfig()
+	c.ComponentArgs = map[string][]string{APIServer: {"--anonymous-auth=false"}}
+	c.Without = []string{KubeProxy}
+	comps := components(c, layout{name: c.Name}, binaries.Set{KubernetesDir: "/k", EtcdDir: "/e"})
+	byName := map[string]component{}
+	for _, comp := range comps {
+		byName[comp.name] = comp
+	}
+	if _, ok := byName[KubeProxy]; ok {
+		t.Fatal("kube-proxy runs although left out")
+	}
+	api := byName[APIServer].args
+	if api[len(api)-1] != "--anonymous-auth=false" {
+		t.Fatalf("override not last: %v", api[len(api)-3:])
+	}
+	for _, want := range []string{"--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction", "--audit-log-path=" + (layout{name: "t"}).auditLog()} {
+		if !slices.Contains(api, want) {
+			t.Errorf("kube-apiserver lacks %s", want)
+		}
+	}
+	if !slices.Contains(byName[Etcd].args, "--client-cert-auth=true") {
+		t.Error("etcd must require client certificates")
+	}
+	kubelet := byName[Kubelet].args
+	if kubelet[0] != "nsenter" || kubelet[1] != "--net="+(layout{name: "t"}).netnsPath() {
+		t.Errorf("kubelet not started in the node namespace: %v", kubelet[:3])
+	}
+	if byName[APIServer].inNode || byName[Etcd].inNode {
+		t.Error("the control plane runs on the host")
+	}
+}
+
+// Both configuration files are decoded strictly, as the components would
+// with a typo: the kubelet otherwise ignores unknown fields silently.
+func TestKubeletConfigDecodesStrictly(t *testing.T) {
+	c := testConfig()
+	var kc kubeletv1beta1.KubeletConfiguration
+	if err := yaml.UnmarshalStrict([]byte(kubeletConfig(c, layout{name: c.Name})), &kc); err != nil {
+		t.Fatalf("kubelet config: %v", err)
+	}
+	if kc.FailCgroupV1 == nil || *kc.FailCgroupV1 {
+		t.Error("failCgroupV1 must be false on this machine's cgroup v1")
+	}
+	if kc.OOMScoreAdj == nil || *kc.OOMScoreAdj != 0 {
+		t.Error("oomScoreAdj must be 0 without CAP_SYS_RESOURCE")
+	}
+	if kc.PodLogsDir != (layout{name: c.Name}).podLogs() {
+		t.Errorf("podLogsDir = %q: pod logs must stay in the cluster's directory", kc.PodLogsDir)
+	}
+	if kc.CgroupRoot != "/kubeproof-t" {
+		t.Errorf("cgroupRoot = %q", kc.CgroupRoot)
+	}
+}
+
+func TestKubeProxyConfigDecodesStrictly(t *testing.T) {
+	c := testConfig()
+	var kc kubeproxyv1alpha1.KubeProxyConfiguration
+	if err := yaml.UnmarshalStrict([]byte(kubeProxyConfig(c, layout{name: c.Name})), &kc); err != nil {
+		t.Fatalf("kube-proxy config: %v", err)
+	}
+	if kc.Mode != "iptables" {
+		t.Errorf("mode %q", kc.Mode)
+	}
+	if kc.IPTables.LocalhostNodePorts == nil || *kc.IPTables.LocalhostNodePorts {
+		t.Error("localhostNodePorts must be off (it changes a sysctl)")
+	}
+}
+
+func TestContainerdConfigParses(t *testing.T) {
+	l := layout{name: "t"}
+	var conf map[string]any
+	if _, err := toml.Decode(containerdConfig(l), &conf); err != nil {
+		t.Fatalf("containerd config: %v", err)
+	}
+	if conf["root"] != l.containerdRoot() {
+		t.Errorf("root = %v", conf["root"])
+	}
+	cri := conf["plugins"].(map[string]any)["io.containerd.grpc.v1.cri"].(map[string]any)
+	if cri["restrict_oom_score_adj"] != true {
+		t.Error("restrict_oom_score_adj must be set")
+	}
+}
+
+func TestLayoutNames(t *testing.T) {
+	l := layout{name: strings.Repeat("a", 20)}
+	if len(l.hostVeth()) > 15 {
+		t.Errorf("interface name %q longer than the kernel's 15 bytes", l.hostVeth())
+	}
+	if !strings.HasPrefix(l.containerdSock(), RunRoot) || !strings.HasPrefix(l.kubeletRoot(), DataRoot) {
+		t.Error("cluster files outside the cluster's roots")
+	}
+}
+
+func TestHelpers(t *testing.T) {
+	if ip, err := hexIPv4("0100000A"); err != nil || ip.String() != "10.0.0.1" {
+		t.Errorf("hexIPv4 = %v, %v", ip, err)
+	}
+	if got := componentOf([]string{"nsenter", "--net=/run/netns/x", "--", "/c/kubelet", "--v=1"}); got != "kubelet" {
+		t.Errorf("componentOf(nsenter ...) = %q", got)
+	}
+	if got := componentOf([]string{"/c/etcd", "--name=x"}); got != "etcd" {
+		t.Errorf("componentOf(etcd) = %q", got)
+	}
+	args := []string{"containerd-shim-runc-v2", "-namespace", "k8s.io", "-id", "abc", "-address", "/run/x.sock"}
+	if flagValue(args, "-id") != "abc" || flagValue(args, "-address") != "/run/x.sock" || flagValue(args, "-nope") != "" {
+		t.Error("flagValue")
+	}
+}
+
+// A second cluster gets the next free link; routes of the first (and of the
+// machine) are avoided.
+func TestChooseLink(t *testing.T) {
+	c := Config{Shape: cluster.Shape{Name: "t"}}.WithDefaults()
+	mk := func(cidr, dev string) route { return route{dst: mustCIDR(cidr), dev: dev} }
+	routes := []route{
+		mk("0.0.0.0/0", "eth0"),
+		mk("192.0.2.0/24", "eth0"),
+		mk("10.250.0.0/30", "kp-kubeproof"),
+		mk("10.250.0.4/30", "kp-other"),
+	}
+	got, err := chooseLink(c, routes)
+	if err != nil || got != "10.250.0.8/30" {
+		t.Fatalf("chooseLink = %q, %v; want 10.250.0.8/30", got, err)
+	}
+	full := append(routes, mk("10.250.0.0/16", "somewhere"))
+	if _, err := chooseLink(c, full); exitcode.Of(err) != exitcode.Conflict {
+		t.Fatalf("a full pool must be a Conflict: %v", err)
+	}
+}

@@ -1,0 +1,159 @@
+package local
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/internal/pki"
+	"github.com/kubeproof/kubeproof/internal/provision/cni"
+)
+
+// containerdConfig keeps containerd's root, state, socket and CNI config in
+// the cluster's own directories. restrict_oom_score_adj is required on hosts
+// without CAP_SYS_RESOURCE (runc fails to create any sandbox otherwise).
+func containerdConfig(l layout) string {
+	return fmt.Sprintf(`version = 2
+root = %q
+state = %q
+disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.tracing.processor.v1.otlp"]
+
+[grpc]
+  address = %q
+
+[ttrpc]
+  address = %q
+
+[debug]
+  address = ""
+
+[metrics]
+  address = ""
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = %q
+  restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  enable_selinux = false
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        Root = %q
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = %q
+
+[plugins."io.containerd.internal.v1.opt"]
+  path = %q
+`, l.containerdRoot(), l.containerdState(), l.containerdSock(), l.containerdSock()+".ttrpc",
+		images.Pause.Ref, l.runcRoot(), l.cniConfDir(), l.containerdRoot()+"/opt")
+}
+
+// kubeletConfig is the kubelet's configuration file.
+func kubeletConfig(c Config, l layout) string {
+	nw := c.network()
+	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: %s
+port: 10250
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: 10248
+authentication:
+  anonymous:
+    enabled: false
+  webhook:
+    enabled: true
+  x509:
+    clientCAFile: %s
+authorization:
+  mode: Webhook
+tlsCertFile: %s
+tlsPrivateKeyFile: %s
+containerRuntimeEndpoint: unix://%s
+cgroupDriver: cgroupfs
+cgroupRoot: /%s
+# This machine runs cgroup v1, which kubelets from 1.35 refuse by default.
+failCgroupV1: false
+# Lowering oom_score_adj needs CAP_SYS_RESOURCE, which this VM does not grant.
+oomScoreAdj: 0
+clusterDomain: cluster.local
+resolvConf: ""
+podLogsDir: %s
+failSwapOn: false
+# Our images cannot be pulled again once removed: never collect them.
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard:
+  memory.available: 100Mi
+  nodefs.available: 1%%
+  imagefs.available: 1%%
+rotateCertificates: false
+serverTLSBootstrap: false
+`, nw.nodeIP, l.pki("ca.crt"), l.pki("kubelet-server.crt"), l.pki("kubelet-server.key"),
+		l.containerdSock(), l.cgroupName(), l.podLogs())
+}
+
+// kubeProxyConfig runs kube-proxy in iptables mode without touching host
+// sysctls (conntrack limits, route_localnet): it runs in the node namespace.
+func kubeProxyConfig(c Config, l layout) string {
+	nw := c.network()
+	return fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+mode: iptables
+clientConnection:
+  kubeconfig: %s
+hostnameOverride: %s
+clusterCIDR: %s
+bindAddress: 0.0.0.0
+healthzBindAddress: %s:10256
+metricsBindAddress: 127.0.0.1:10249
+oomScoreAdj: 0
+conntrack:
+  maxPerCore: 0
+  min: 0
+  tcpEstablishedTimeout: 0s
+  tcpCloseWaitTimeout: 0s
+iptables:
+  localhostNodePorts: false
+`, l.conf(KubeProxy+".kubeconfig"), l.nodeName(), c.PodCIDR, nw.nodeIP)
+}
+
+// writeConfigFiles writes the component configuration files.
+func writeConfigFiles(c Config, l layout) error {
+	files := map[string]string{
+		l.conf("audit-policy.yaml"):   cluster.AuditPolicy,
+		l.conf("containerd.toml"):     containerdConfig(l),
+		l.conf("kubelet.yaml"):        kubeletConfig(c, l),
+		l.conf("kube-proxy.yaml"):     kubeProxyConfig(c, l),
+		l.conf("authentication.yaml"): string(c.AuthenticationConfig),
+		l.conf("admission.yaml"):      string(c.AdmissionConfig),
+	}
+	for path, content := range files {
+		if content == "" {
+			continue
+		}
+		if err := pki.WriteFile(path, []byte(strings.TrimLeft(content, "\n")), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeCNIConfig writes the node's pod network configuration; containerd
+// picks it up when the file appears or changes.
+func writeCNIConfig(c Config, l layout, podCIDR string) error {
+	conf, err := cni.Conflist(cni.Network{Name: "kubeproof-" + c.Name, Bridge: "kp-pods", PodCIDR: podCIDR, IPAMDataDir: l.cniIPAMDir()})
+	if err != nil {
+		return err
+	}
+	return pki.WriteFile(filepath.Join(l.cniConfDir(), cni.ConfigFile), conf, 0o644)
+}

@@ -1,0 +1,165 @@
+// Package nodeimage builds kind's node image without a registry: a Debian
+// bookworm root filesystem from the machine's apt mirror, kind's base files
+// from the kind Go module, Kubernetes built from Go modules (kubeadm,
+// kubelet, kubectl on the node; the control plane, kube-proxy, etcd, CoreDNS
+// and pause as images already in the node's containerd), and a containerd
+// configuration for the hosts kubeproof runs on. The image is loaded into
+// Docker under a tag that names its inputs, and rebuilt only when they
+// change.
+package nodeimage
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/progress"
+	"github.com/kubeproof/kubeproof/internal/provision/binaries"
+	"github.com/kubeproof/kubeproof/internal/provision/imagebuild"
+)
+
+// recipe changes whenever the way the image is made changes, so that a
+// cached image from an older recipe is not reused.
+const recipe = "kubeproof-node/1"
+
+// Options say what to build the node image from.
+type Options struct {
+	KubernetesVersion string
+	EtcdVersion       string
+	CacheDir          string
+	// DockerHost is the Docker API the image is loaded into (DOCKER_HOST).
+	DockerHost string
+	Progress   *progress.Printer
+}
+
+// Ensure returns the reference of the node image for opts, building and
+// loading it into Docker first if Docker does not have it.
+func Ensure(ctx context.Context, opts Options) (string, error) {
+	pr := opts.Progress
+	if pr == nil {
+		pr = progress.Discard()
+		opts.Progress = pr
+	}
+	bin, err := binaries.Ensure(ctx, binaries.Options{
+		KubernetesVersion: opts.KubernetesVersion, EtcdVersion: opts.EtcdVersion, CacheDir: opts.CacheDir, Progress: pr,
+	})
+	if err != nil {
+		return "", err
+	}
+	refs, err := kubeadmImages(ctx, bin.Path("kubeadm"), opts.KubernetesVersion)
+	if err != nil {
+		return "", err
+	}
+	kind, err := kindModule(ctx)
+	if err != nil {
+		return "", err
+	}
+	programs, err := imagebuild.ProgramDir()
+	if err != nil {
+		return "", err
+	}
+	pause, err := os.ReadFile(filepath.Join(programs, images.Pause.Program))
+	if err != nil {
+		return "", exitcode.Errorf(exitcode.MissingTool, "%s not found beside kubeproof (build it with `make build`): %v", images.Pause.Program, err)
+	}
+	ref := Ref(opts.KubernetesVersion, inputsDigest(opts, refs, kind.Version, pause))
+	if dockerHas(ctx, opts.DockerHost, ref) {
+		return ref, nil
+	}
+
+	rootfs, err := rootfsTar(ctx, opts.CacheDir, pr)
+	if err != nil {
+		return "", err
+	}
+	done := pr.Step("building node image %s", ref)
+	err = build(ctx, opts, ref, rootfs, bin, refs, kind.Dir)
+	done(err)
+	if err != nil {
+		return "", err
+	}
+	removeOlder(ctx, opts.DockerHost, ref)
+	return ref, nil
+}
+
+// removeOlder deletes node images of earlier inputs from Docker (each is
+// hundreds of megabytes); one still used by a container stays.
+func removeOlder(ctx context.Context, host, keep string) {
+	cmd := exec.CommandContext(ctx, "docker", "image", "ls", "--format", "{{.Repository}}:{{.Tag}}", Repository+"/kind-node")
+	cmd.Env = dockerEnv(host)
+	out, err := cmd.Output()
+	if err != nil {
+		return
+	}
+	for _, ref := range strings.Fields(string(out)) {
+		if ref != keep {
+			rm := exec.CommandContext(ctx, "docker", "image", "rm", ref)
+			rm.Env = dockerEnv(host)
+			_ = rm.Run()
+		}
+	}
+}
+
+// Ref is the node image's reference: kubeproof.local/kind-node:<version>-<digest>.
+func Ref(kubernetesVersion, digest string) string {
+	return Repository + "/kind-node:" + kubernetesVersion + "-" + digest
+}
+
+// inputsDigest names everything the image is made of.
+func inputsDigest(opts Options, kubeadmRefs []string, kindVersion string, pause []byte) string {
+	h := sha256.New()
+	fmt.Fprintln(h, recipe, suite, strings.Join(nodePackages, ","))
+	fmt.Fprintln(h, opts.KubernetesVersion, opts.EtcdVersion, kindVersion)
+	fmt.Fprintln(h, strings.Join(kubeadmRefs, ","))
+	fmt.Fprintln(h, containerdConfig)
+	h.Write(pause)
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// build makes the root filesystem in a temporary directory and loads it.
+func build(ctx context.Context, opts Options, ref, rootfsTar string, bin binaries.Set, kubeadmRefs []string, kindDir string) error {
+	work, err := os.MkdirTemp(filepath.Join(opts.CacheDir, "kind"), "node-build-")
+	if err != nil {
+		return fmt.Errorf("create build directory: %w", err)
+	}
+	defer os.RemoveAll(work)
+	root := filepath.Join(work, "rootfs")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		return fmt.Errorf("create build directory: %w", err)
+	}
+	if err := run(ctx, "tar", "--numeric-owner", "--xattrs", "-C", root, "-xf", rootfsTar); err != nil {
+		return fmt.Errorf("unpack root filesystem: %w", err)
+	}
+	if err := customize(root, kindDir, bin, opts.KubernetesVersion); err != nil {
+		return err
+	}
+	comps, err := components(ctx, kubeadmRefs, bin, opts)
+	if err != nil {
+		return err
+	}
+	if err := preload(ctx, root, work, comps); err != nil {
+		return err
+	}
+	return load(ctx, opts.DockerHost, ref, root, work)
+}
+
+// dockerHas reports whether Docker at host has image ref.
+func dockerHas(ctx context.Context, host, ref string) bool {
+	cmd := exec.CommandContext(ctx, "docker", "image", "inspect", "--format", "{{.Id}}", ref)
+	cmd.Env = dockerEnv(host)
+	return cmd.Run() == nil
+}
+
+func dockerEnv(host string) []string {
+	env := os.Environ()
+	if host != "" {
+		env = append(env, "DOCKER_HOST="+host)
+	}
+	return env
+}

@@ -1,0 +1,98 @@
+package nodeimage
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/kubeproof/kubeproof/internal/provision/imagebuild"
+	"github.com/kubeproof/kubeproof/internal/provision/process"
+)
+
+// preload puts the component images into the node's containerd store
+// (root/var/lib/containerd, namespace k8s.io) with a containerd of this
+// machine's run for the purpose: the node runs the same containerd release
+// (both from bookworm), and kind's own builder does the same inside a build
+// container. Images are imported unpacked-later (the node unpacks on first
+// use) and pinned, so the kubelet's image GC never removes them.
+func preload(ctx context.Context, root, work string, comps []component) error {
+	archives := filepath.Join(work, "images")
+	for i, c := range comps {
+		img, err := c.image(root)
+		if err != nil {
+			return err
+		}
+		if err := imagebuild.WriteArchive(filepath.Join(archives, fmt.Sprintf("%02d.tar", i)), c.Ref, img); err != nil {
+			return err
+		}
+	}
+
+	// A short socket path: unix socket paths are limited to 108 bytes.
+	tmp, err := os.MkdirTemp("", "kp-node-ctr-")
+	if err != nil {
+		return fmt.Errorf("containerd for preloading: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	sock := filepath.Join(tmp, "c.sock")
+	cfg := fmt.Sprintf(`version = 2
+root = %q
+state = %q
+disabled_plugins = ["io.containerd.grpc.v1.cri"]
+[grpc]
+  address = %q
+[ttrpc]
+  address = %q
+`, filepath.Join(root, "var/lib/containerd"), filepath.Join(tmp, "state"), sock, sock+".ttrpc")
+	if err := os.WriteFile(filepath.Join(tmp, "config.toml"), []byte(cfg), 0o600); err != nil {
+		return fmt.Errorf("containerd for preloading: %w", err)
+	}
+	proc, err := process.Start("containerd (node image preload)",
+		[]string{"containerd", "--config", filepath.Join(tmp, "config.toml")}, filepath.Join(work, "containerd.log"), os.Environ())
+	if err != nil {
+		return err
+	}
+	defer func() { _ = proc.Stop(10 * time.Second) }()
+	ctr := func(args ...string) error {
+		return run(ctx, "ctr", append([]string{"--address", sock, "--namespace", "k8s.io"}, args...)...)
+	}
+	if err := waitSocket(ctx, sock, proc); err != nil {
+		return err
+	}
+	for i, c := range comps {
+		if err := ctr("images", "import", "--no-unpack", "--all-platforms", filepath.Join(archives, fmt.Sprintf("%02d.tar", i))); err != nil {
+			return fmt.Errorf("preload %s: %w", c.Ref, err)
+		}
+		if err := ctr("images", "label", c.Ref, "io.cri-containerd.pinned=pinned"); err != nil {
+			return fmt.Errorf("pin %s: %w", c.Ref, err)
+		}
+	}
+	if err := proc.Stop(10 * time.Second); err != nil {
+		return fmt.Errorf("stop preloading containerd: %w", err)
+	}
+	return nil
+}
+
+// waitSocket waits for containerd's socket, or for it to exit.
+func waitSocket(ctx context.Context, sock string, proc *process.Proc) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if _, err := os.Stat(sock); err == nil {
+			if exec.CommandContext(ctx, "ctr", "--address", sock, "version").Run() == nil {
+				return nil
+			}
+		}
+		select {
+		case <-proc.Exited():
+			return fmt.Errorf("preloading containerd exited (%v): %s", proc.Err(), process.Tail(proc.Log, 5))
+		case <-ctx.Done():
+			return fmt.Errorf("timed out waiting for the preloading containerd at %s: %s", sock, process.Tail(proc.Log, 5))
+		case <-tick.C:
+		}
+	}
+}
