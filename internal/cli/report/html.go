@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/internal/cli/chart"
 	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/internal/cli/chart"
 )
 
 // HTML writes a self-contained page (no external assets): the summary as a

@@ -101,7 +101,7 @@ func (p *Provider) info(bin binaries.Set) *cluster.Info {
 		ContainerdAddress: l.containerdSock(),
 		// The node shares this machine's filesystem: commands run here.
 		NodeExec: &cluster.NodeExecSpec{},
-		Nodes:             []string{l.nodeName()},
+		Nodes:    []string{l.nodeName()},
 	}
 }
 
