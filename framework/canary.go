@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,10 +19,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeproof/kubeproof/framework/access"
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/framework/namespace"
 	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/framework/ownership"
 	"github.com/kubeproof/kubeproof/framework/podstate"
 )
 
@@ -38,6 +41,7 @@ type Fact int
 // The canary's steps.
 const (
 	ServiceAccounts Fact = iota
+	Images
 	PodsBound
 	PodsRunning
 	PodsReady
@@ -47,19 +51,39 @@ const (
 	factCount
 )
 
-// factInfo says what each step is, which component takes it, and the step
-// it needs.
+// factInfo says what each step is, which component takes it, the steps it
+// needs, and the permission the canary needs to take it (nil: only a
+// namespace).
 var factInfo = [factCount]struct {
 	component, what string
-	after           Fact
+	after           []Fact
+	perm            *access.Permission
 }{
-	ServiceAccounts: {"kube-controller-manager", "a new namespace got its default ServiceAccount (serviceaccount controller)", -1},
-	PodsBound:       {"kube-scheduler", "a Pod was bound to a node", ServiceAccounts},
-	PodsRunning:     {"kubelet", "a bound Pod's container was started", PodsBound},
-	PodsReady:       {"kubelet", "a running Pod turned Ready (readiness probe)", PodsRunning},
-	Endpoints:       {"kube-controller-manager", "a Ready Pod became a ready endpoint of its Service (endpointslice controller)", PodsReady},
-	ReplicaSets:     {"kube-controller-manager", "a Deployment got a ReplicaSet (deployment controller)", -1},
-	PodsCreated:     {"kube-controller-manager", "a ReplicaSet got its Pod (replicaset controller)", ReplicaSets},
+	ServiceAccounts: {"kube-controller-manager", "a new namespace got its default ServiceAccount (serviceaccount controller)", nil, nil},
+	Images:          {"kubelet", "kubeproof's test image ran on a node (loaded there, or pulled from the run's registry)", []Fact{ServiceAccounts}, &access.Pods},
+	PodsBound:       {"kube-scheduler", "a Pod was bound to a node", []Fact{ServiceAccounts}, &access.Pods},
+	PodsRunning:     {"kubelet", "a bound Pod's container was started", []Fact{PodsBound, Images}, nil},
+	PodsReady:       {"kubelet", "a running Pod turned Ready (readiness probe)", []Fact{PodsRunning}, nil},
+	Endpoints:       {"kube-controller-manager", "a Ready Pod became a ready endpoint of its Service (endpointslice controller)", []Fact{PodsReady}, nil},
+	ReplicaSets:     {"kube-controller-manager", "a Deployment got a ReplicaSet (deployment controller)", nil, &access.Deployments},
+	PodsCreated:     {"kube-controller-manager", "a ReplicaSet got its Pod (replicaset controller)", []Fact{ReplicaSets, ServiceAccounts}, nil},
+}
+
+// chain is fact and every step it needs, each before the steps that need
+// it.
+func chain(fact Fact) []Fact {
+	var out []Fact
+	var visit func(f Fact)
+	visit = func(f Fact) {
+		for _, g := range factInfo[f].after {
+			visit(g)
+		}
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	visit(fact)
+	return out
 }
 
 // canaryStep is what the canary saw of one step.
@@ -69,6 +93,10 @@ type canaryStep struct {
 	OK      bool    `json:"ok"`
 	Ms      float64 `json:"ms"`
 	Detail  string  `json:"detail,omitempty"`
+	// Unavailable: the step is Images and the nodes could neither find nor
+	// pull them. That is how the run was set up, not a fault of the
+	// cluster: specs that need them are skipped.
+	Unavailable bool `json:"unavailable,omitempty"`
 }
 
 // canary holds the steps as the canary saw them, in every process.
@@ -81,31 +109,64 @@ var canary [factCount]canaryStep
 func (f *Framework) Needs(facts ...Fact) {
 	ginkgo.GinkgoHelper()
 	for _, fact := range facts {
-		var chain []Fact
-		for g := fact; g >= 0; g = factInfo[g].after {
-			chain = append([]Fact{g}, chain...)
-		}
-		for _, g := range chain {
-			if s := canary[g]; !s.OK {
+		for _, g := range chain(fact) {
+			if p := factInfo[g].perm; p != nil {
+				f.NeedsAccess(*p)
+			}
+			s := canary[g]
+			if s.Unavailable {
+				ginkgo.Skip("not checkable here: the spec runs kubeproof's images, which the nodes do not have: " + s.Detail)
+			}
+			if !s.OK {
 				stop(factInfo[g].component, factInfo[g].what, "the canary before the specs saw it not happen: "+s.Detail)
 			}
 		}
 	}
 }
 
+// denied are the permissions the run's user lacks (access.Permission's
+// String -> the authorizer's reason), as the canary asked in its namespace.
+var denied map[string]string
+
+// NeedsAccess skips the spec when the run's user lacks permission p: on a
+// cluster kubeproof did not make, that is how the cluster was shared with
+// it, not a fault of the cluster.
+func (f *Framework) NeedsAccess(perms ...access.Permission) {
+	ginkgo.GinkgoHelper()
+	for _, p := range perms {
+		if reason, ok := denied[p.String()]; ok {
+			ginkgo.Skip(fmt.Sprintf("not checkable here: the kubeconfig's user may not %s (SelfSubjectAccessReview%s), which %s needs", p, reasonSuffix(reason), p.For))
+		}
+	}
+}
+
+func reasonSuffix(reason string) string {
+	if reason == "" {
+		return ""
+	}
+	return ": " + reason
+}
+
+// canaryResult is what the first process tells the others.
+type canaryResult struct {
+	Steps  [factCount]canaryStep `json:"steps"`
+	Denied map[string]string     `json:"denied,omitempty"`
+}
+
 var _ = ginkgo.SynchronizedBeforeSuite(func(ctx ginkgo.SpecContext) []byte {
-	steps := runCanary(ctx)
-	data, err := json.Marshal(steps)
+	data, err := json.Marshal(runCanary(ctx))
 	ExpectNoError(err, "encode the canary's steps")
 	return data
 }, func(data []byte) {
-	ExpectNoError(json.Unmarshal(data, &canary), "decode the canary's steps")
+	var r canaryResult
+	ExpectNoError(json.Unmarshal(data, &r), "decode the canary's steps")
+	canary, denied = r.Steps, r.Denied
 })
 
 // runCanary walks the path once and notes every step as seen or missed. A
 // cluster that cannot be reached at all fails the suite (that is an error,
 // not a finding).
-func runCanary(ctx context.Context) [factCount]canaryStep {
+func runCanary(ctx context.Context) canaryResult {
 	ginkgo.GinkgoHelper()
 	var steps [factCount]canaryStep
 	info, err := Cluster()
@@ -125,7 +186,24 @@ func runCanary(ctx context.Context) [factCount]canaryStep {
 			note(factInfo[i].component, s.OK, describeStep(Fact(i), s))
 		}
 	}
-	return steps
+	return canaryResult{Steps: steps, Denied: c.denied}
+}
+
+// deniedPermissions asks, in the canary's namespace, which of the
+// permissions specs need the run's user lacks. A cluster that does not
+// answer the question denies nothing here: the specs then find out.
+func deniedPermissions(ctx context.Context, client kubernetes.Interface, ns string) map[string]string {
+	results, err := access.Check(ctx, client, ns, access.All)
+	if err != nil {
+		ginkgo.GinkgoWriter.Printf("checking the run's permissions: %v\n", err)
+	}
+	out := map[string]string{}
+	for _, r := range results {
+		if !r.Allowed {
+			out[r.Permission.String()] = r.Reason
+		}
+	}
+	return out
 }
 
 func describeStep(f Fact, s canaryStep) string {
@@ -140,6 +218,18 @@ type canaryRun struct {
 	ns     string
 	began  time.Time
 	steps  *[factCount]canaryStep
+	// denied: the permissions the run's user lacks (see NeedsAccess).
+	denied map[string]string
+}
+
+// may reports whether the run's user has the permission step f needs.
+func (c *canaryRun) may(f Fact) bool {
+	p := factInfo[f].perm
+	if p == nil {
+		return true
+	}
+	_, no := c.denied[p.String()]
+	return !no
 }
 
 // walk takes both paths. A step is waited for only once the step it needs
@@ -165,8 +255,9 @@ func (c *canaryRun) walk(ctx context.Context) {
 	pods := rec("Pods", cache.NewListWatchFromClient(c.client.CoreV1().RESTClient(), "pods", c.ns, fields.Everything()))
 	slices := rec("EndpointSlices", cache.NewListWatchFromClient(c.client.DiscoveryV1().RESTClient(), "endpointslices", c.ns, fields.Everything()))
 	_, err := c.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		Name: c.ns, Labels: map[string]string{runLabel: runID(), "kubeproof.io/spec": "canary"}}}, metav1.CreateOptions{})
+		Name: c.ns, Labels: map[string]string{ownership.Label: runID(), "kubeproof.io/spec": "canary"}}}, metav1.CreateOptions{})
 	ExpectNoError(err, "create the canary's namespace")
+	c.denied = deniedPermissions(ctx, c.client, c.ns)
 
 	c.step(ctx, ServiceAccounts, sas, Timeout.Controller, func(e observe.Event) (bool, string) {
 		sa, ok := e.Object.(*corev1.ServiceAccount)
@@ -175,25 +266,41 @@ func (c *canaryRun) walk(ctx context.Context) {
 	labels := map[string]string{"app": name}
 	spec := corev1.PodSpec{
 		TerminationGracePeriodSeconds: new(int64),
-		Containers: []corev1.Container{{Name: "app", Image: images.TestApp.Ref, Args: []string{"serve", "--listen=:8080"},
+		Containers: []corev1.Container{{Name: "app", Image: images.TestApp.PodRef(), Args: []string{"serve", "--listen=:8080"},
 			ReadinessProbe: &corev1.Probe{PeriodSeconds: 1, ProbeHandler: corev1.ProbeHandler{
 				HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(8080)}}}}},
 	}
 	one := int32(1)
 	deployLabels := map[string]string{"app": name + "-deployment"}
-	_, err = c.client.AppsV1().Deployments(c.ns).Create(ctx, &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: appsv1.DeploymentSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: deployLabels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: deployLabels}, Spec: spec}},
-	}, metav1.CreateOptions{})
-	ExpectNoError(err, "create the canary Deployment")
+	if c.may(ReplicaSets) {
+		_, err = c.client.AppsV1().Deployments(c.ns).Create(ctx, &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: appsv1.DeploymentSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: deployLabels},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: deployLabels}, Spec: spec}},
+		}, metav1.CreateOptions{})
+		ExpectNoError(err, "create the canary Deployment")
+	}
 	c.began = time.Now()
-	_, err = c.client.CoreV1().Services(c.ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}}}, metav1.CreateOptions{})
-	ExpectNoError(err, "create the canary Service")
-	if c.steps[ServiceAccounts].OK {
+	imagePod := name + "-image"
+	if c.steps[ServiceAccounts].OK && c.may(PodsBound) {
+		_, err = c.client.CoreV1().Services(c.ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}}}, metav1.CreateOptions{})
+		ExpectNoError(err, "create the canary Service")
+		ExpectNoError(usePullSecret(ctx, c.client, c.ns), "give the canary's namespace the registry's credentials")
 		_, err = c.client.CoreV1().Pods(c.ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: spec}, metav1.CreateOptions{})
 		ExpectNoError(err, "create the canary Pod")
+		// A Pod placed on a node by its creator, with a container of each
+		// of our images: whether the node has them is known without the
+		// scheduler (a cluster without a node for ordinary Pods leaves it
+		// to the scheduler). The containers need not keep running (the
+		// webhook server exits without its certificate): being created is
+		// enough.
+		placed := corev1.PodSpec{NodeName: firstWorker(ctx, c.client), RestartPolicy: corev1.RestartPolicyNever, TerminationGracePeriodSeconds: new(int64)}
+		for _, img := range images.Workloads {
+			placed.Containers = append(placed.Containers, corev1.Container{Name: img.Program, Image: img.PodRef(), Args: img.Args})
+		}
+		_, err = c.client.CoreV1().Pods(c.ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: imagePod}, Spec: placed}, metav1.CreateOptions{})
+		ExpectNoError(err, "create the canary's placed Pod")
 	}
 
 	pod := func(cond func(*corev1.Pod) (bool, string)) func(observe.Event) (bool, string) {
@@ -204,6 +311,17 @@ func (c *canaryRun) walk(ctx context.Context) {
 			return false, ""
 		}
 	}
+	c.step(ctx, Images, pods, Timeout.PodStart, func(e observe.Event) (bool, string) {
+		p := PodOf(e)
+		if p == nil || p.Name != imagePod {
+			return false, ""
+		}
+		if podstate.ImageUnavailable(p) {
+			return false, stuckPrefix + unavailablePrefix + podstate.StuckReason(p) + "; " + imageHint()
+		}
+		return podstate.ImagesPresent(p, len(images.Workloads)), DescribePod(p)
+	})
+	c.steps[Images].Unavailable = strings.HasPrefix(c.steps[Images].Detail, unavailablePrefix)
 	c.step(ctx, PodsBound, pods, Timeout.Bind, pod(func(p *corev1.Pod) (bool, string) {
 		return p.Spec.NodeName != "", DescribePod(p)
 	}))
@@ -247,15 +365,25 @@ func stuck(p *corev1.Pod) string {
 
 const stuckPrefix = "stuck: "
 
+// unavailablePrefix starts the Images step's detail when the nodes could
+// not get an image.
+const unavailablePrefix = "image unavailable: "
+
 // step waits for an event for which seen holds, if the step it needs
 // happened; seen also describes the event, for the note when the step does
 // not happen.
 func (c *canaryRun) step(ctx context.Context, f Fact, rec *observe.Recorder, window time.Duration, seen func(observe.Event) (bool, string)) {
 	ginkgo.GinkgoHelper()
 	s := &c.steps[f]
-	if after := factInfo[f].after; after >= 0 && !c.steps[after].OK {
-		s.Detail = "not reached: " + factInfo[after].what + " did not happen"
+	if !c.may(f) {
+		s.Detail = "not taken: the kubeconfig's user may not " + factInfo[f].perm.String()
 		return
+	}
+	for _, after := range factInfo[f].after {
+		if !c.steps[after].OK {
+			s.Detail = "not reached: " + factInfo[after].what + " did not happen"
+			return
+		}
 	}
 	s.Reached = true
 	last := ""
@@ -270,8 +398,8 @@ func (c *canaryRun) step(ctx context.Context, f Fact, rec *observe.Recorder, win
 		return strings.HasPrefix(last, stuckPrefix)
 	})
 	if ok && strings.HasPrefix(last, stuckPrefix) {
-		ok = false
-		last = strings.TrimPrefix(last, stuckPrefix)
+		s.Detail = strings.TrimPrefix(last, stuckPrefix)
+		return
 	}
 	if !ok {
 		if last == "" {
@@ -287,4 +415,27 @@ func (c *canaryRun) step(ctx context.Context, f Fact, rec *observe.Recorder, win
 			break
 		}
 	}
+}
+
+// imageHint says how to get kubeproof's images to nodes it did not load
+// them into.
+func imageHint() string {
+	if images.Registry() == images.LoadedRegistry {
+		return "kubeproof's images are not on the node and no registry has them: push them to one the nodes pull from and run with --image-registry (see docs/your-cluster.md)"
+	}
+	return "the nodes could not pull kubeproof's images from " + images.Registry() + " (is it reachable from the nodes? do they need --image-pull-secret?)"
+}
+
+// firstWorker is the first real node (by name) that takes ordinary Pods,
+// or "" if none does.
+func firstWorker(ctx context.Context, client kubernetes.Interface) string {
+	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "!" + SimulatedLabel})
+	if err != nil {
+		return ""
+	}
+	nodes := workers(list.Items)
+	if len(nodes) == 0 {
+		return ""
+	}
+	return nodes[0].Name
 }

@@ -10,10 +10,12 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework/audit"
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/etcd"
+	"github.com/kubeproof/kubeproof/framework/images"
 )
 
 // Checks labels a spec with its ID and the claims it checks; the claims
@@ -161,3 +163,7 @@ func NewSamples(values []float64) Samples {
 	}
 	return s
 }
+
+// Manifest is one of kubeproof's manifests (fixtures) as the cluster gets
+// it: with our images taken from the run's registry, if it has one.
+func Manifest(name string) []byte { return images.Rewrite(fixtures.MustRead(name)) }

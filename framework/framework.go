@@ -8,6 +8,7 @@
 package framework
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -28,12 +29,15 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeproof/kubeproof/framework/access"
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/identity"
+	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/framework/kubectl"
 	"github.com/kubeproof/kubeproof/framework/namespace"
 	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/framework/ownership"
 )
 
 // TestContext holds the flags that say which cluster the suites check.
@@ -49,6 +53,12 @@ var TestContext struct {
 	// InjectFault names a fault of the harness's own making, for
 	// kubeproof's fault matrix (see InjectedFault).
 	InjectFault string
+	// ImageRegistry is where the run's Pods take kubeproof's images from,
+	// when its nodes do not have them loaded.
+	ImageRegistry string
+	// ImagePullSecret is a docker config file with the credentials for
+	// ImageRegistry.
+	ImagePullSecret string
 	// ReportDir is where a failed spec's namespace dump goes (failures/).
 	ReportDir string
 	// KeepNamespacesOnFailure keeps a failed spec's namespace (labelled
@@ -75,6 +85,10 @@ func RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&TestContext.Context, "kubeproof.context", "", "kubeconfig context")
 	fs.Float64Var(&TestContext.TimeoutScale, "kubeproof.timeout-scale", 1,
 		"multiply every timeout and observation window by this (for slow machines)")
+	fs.StringVar(&TestContext.ImageRegistry, "kubeproof.image-registry", "",
+		"registry the Pods take kubeproof's images from (where `kubeproof image push` put them), for nodes that do not have them loaded")
+	fs.StringVar(&TestContext.ImagePullSecret, "kubeproof.image-pull-secret", "",
+		"docker config file with the credentials for --kubeproof.image-registry")
 	fs.StringVar(&TestContext.ReportDir, "kubeproof.report-dir", ".", "directory for failed specs' namespace dumps (failures/)")
 	fs.BoolVar(&TestContext.KeepNamespacesOnFailure, "kubeproof.keep-namespaces-on-failure", false,
 		"keep a failed spec's namespace, labelled kubeproof.io/kept, instead of deleting it")
@@ -107,6 +121,9 @@ func Cluster() (*cluster.Info, error) {
 			clusterInfo, clusterErr = kubeconfigInfo(TestContext.Kubeconfig, TestContext.Context)
 		default:
 			clusterErr = fmt.Errorf("no cluster to check: pass --kubeproof.cluster-info (written by `kubeproof up`) or --kubeproof.kubeconfig")
+		}
+		if clusterErr == nil {
+			images.UseRegistry(cmp.Or(TestContext.ImageRegistry, clusterInfo.ImageRegistry))
 		}
 	})
 	return clusterInfo, clusterErr
@@ -172,7 +189,7 @@ func (f *Framework) setUp(ctx context.Context) {
 	ns, err := f.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: "kp-" + f.BaseName + "-",
-			Labels:       map[string]string{"kubeproof.io/spec": f.BaseName, runLabel: runID()},
+			Labels:       map[string]string{"kubeproof.io/spec": f.BaseName, ownership.Label: runID()},
 		},
 	}, metav1.CreateOptions{})
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "create the spec's namespace")
@@ -191,6 +208,7 @@ func (f *Framework) setUp(ctx context.Context) {
 			func(*corev1.ServiceAccount) (bool, error) { return true, nil }, nil); err != nil {
 			Unmet(factInfo[ServiceAccounts].component, factInfo[ServiceAccounts].what, err.Error())
 		}
+		ExpectNoError(usePullSecret(ctx, f.Client, ns.Name), "give namespace %s the registry's credentials", ns.Name)
 	}
 	ginkgo.AddReportEntry(OverheadSetup, Millis(time.Since(begin)), ginkgo.ReportEntryVisibilityNever)
 }
@@ -213,11 +231,21 @@ func (f *Framework) deleteNamespace(ctx ginkgo.SpecContext, name string) {
 	ginkgo.AddReportEntry(OverheadTeardown, Millis(time.Since(begin)), ginkgo.ReportEntryVisibilityNever)
 }
 
-// runLabel marks every namespace of one run: Ginkgo gives all parallel
-// processes of a run the same random seed.
-const runLabel = "kubeproof.io/run"
-
+// runID names the run in the label of everything it creates (package
+// ownership): Ginkgo gives all parallel processes of a run the same random
+// seed.
 func runID() string { return strconv.FormatInt(ginkgo.GinkgoRandomSeed(), 10) }
+
+// Own marks obj as this run's (see package ownership). Every object a spec
+// creates outside its namespace must carry the mark, so that `kubeproof
+// cleanup` can find what an interrupted run left.
+func Own[T metav1.Object](obj T) T {
+	ownership.Mark(obj, runID())
+	return obj
+}
+
+// RunLabels are the labels Own adds, for objects made by other packages.
+func RunLabels() map[string]string { return ownership.Labels(runID()) }
 
 // After every process is done, the first waits until all of the run's
 // namespaces are gone; one that is not fails the suite, named with its
@@ -236,7 +264,7 @@ var _ = ginkgo.SynchronizedAfterSuite(func() {}, func(ctx ginkgo.SpecContext) {
 	ExpectNoError(err, "load kubeconfig")
 	client, err := kubernetes.NewForConfig(cfg)
 	ExpectNoError(err, "make a client")
-	ExpectNoError(namespace.AllGone(ctx, client, runLabel+"="+runID()+",!"+keptLabel, Timeout.NamespaceDelete),
+	ExpectNoError(namespace.AllGone(ctx, client, ownership.Selector(runID())+",!"+keptLabel, Timeout.NamespaceDelete),
 		"the run's namespaces to be deleted")
 })
 
@@ -251,6 +279,15 @@ const (
 func (f *Framework) Require(c cluster.Capability) {
 	if !f.Cluster.Has(c) {
 		ginkgo.Skip(f.Cluster.Missing(c))
+	}
+}
+
+// Disturbs declares that the spec does what other users of the cluster
+// would notice (what: "adds simulated Nodes"). On a cluster that is not
+// Disposable the spec is skipped, its claims not checkable, saying why.
+func (f *Framework) Disturbs(what string) {
+	if !f.Cluster.Has(cluster.Disposable) {
+		ginkgo.Skip("the spec " + what + ", which would disturb other users of the cluster: " + f.Cluster.Missing(cluster.Disposable))
 	}
 }
 
@@ -290,7 +327,8 @@ func ListSpecs() []claims.SpecInfo {
 // not checkable.
 func (f *Framework) ClientCertificate(ctx context.Context, user string, groups ...string) (certPEM, keyPEM []byte) {
 	ginkgo.GinkgoHelper()
-	cert, key, err := identity.IssueClientCertificate(ctx, f.Client, user, groups)
+	f.NeedsAccess(access.CSRApproval)
+	cert, key, err := identity.IssueClientCertificate(ctx, f.Client, user, groups, RunLabels())
 	if err != nil {
 		if ctx.Err() != nil {
 			ginkgo.Fail("interrupted while waiting for a client certificate")

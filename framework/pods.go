@@ -182,7 +182,7 @@ func RunningPod(ctx context.Context, rec *observe.Recorder, name string) Seen {
 	})
 	switch {
 	case stuck != "":
-		Unmet("kubelet", "the containers of Pod "+name+" were started", stuck)
+		Unmet("kubelet", "the containers of Pod "+name+" were started", StuckDetail(s.Pod, stuck))
 	case !s.OK:
 		Unmet("kubelet", "the containers of Pod "+name+" were started", fmt.Sprintf("not running within %s; last seen: %s", Timeout.PodStart, s.LastSeen()))
 	}
@@ -205,12 +205,21 @@ func ReadyPod(ctx context.Context, rec *observe.Recorder, name string) Seen {
 	})
 	switch {
 	case stuck != "":
-		Unmet("kubelet", "Pod "+name+" turned Ready", stuck)
+		Unmet("kubelet", "Pod "+name+" turned Ready", StuckDetail(s.Pod, stuck))
 	case !s.OK:
 		Unmet("kubelet", "Pod "+name+" turned Ready", fmt.Sprintf("not Ready within %s; last seen: %s", Timeout.PodStart, s.LastSeen()))
 	}
 	Saw("kubelet", "reported a Pod Ready")
 	return s
+}
+
+// StuckDetail says why a Pod is stuck, with how to get our images to the
+// nodes when that is why.
+func StuckDetail(p *corev1.Pod, reason string) string {
+	if p != nil && podstate.ImageUnavailable(p) {
+		return reason + "; " + imageHint()
+	}
+	return reason
 }
 
 // Await waits on rec, for at most window, until pred holds for the events

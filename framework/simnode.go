@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/kubeproof/kubeproof/framework/access"
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -45,6 +46,8 @@ type SimNode struct {
 // Pods bound to it.
 func (f *Framework) SimulatedNode(ctx context.Context, name string, s SimNode) *corev1.Node {
 	ginkgo.GinkgoHelper()
+	f.Disturbs("adds simulated Nodes")
+	f.NeedsAccess(access.Nodes)
 	full := f.Namespace + "-" + name
 	labels := map[string]string{SimulatedLabel: "true", SimulatedForLabel: f.Namespace, corev1.LabelHostname: full}
 	for k, v := range s.Labels {
@@ -58,10 +61,10 @@ func (f *Framework) SimulatedNode(ctx context.Context, name string, s SimNode) *
 		capacity[corev1.ResourceName(k)] = resource.MustParse(v)
 	}
 	taints := append([]corev1.Taint{{Key: SimulatedTaint, Value: f.Namespace, Effect: corev1.TaintEffectNoSchedule}}, s.Taints...)
-	node, err := f.Client.CoreV1().Nodes().Create(ctx, &corev1.Node{
+	node, err := f.Client.CoreV1().Nodes().Create(ctx, Own(&corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: full, Labels: labels},
 		Spec:       corev1.NodeSpec{Taints: taints},
-	}, metav1.CreateOptions{})
+	}), metav1.CreateOptions{})
 	ExpectNoError(err, "create simulated node %s", full)
 	ginkgo.DeferCleanup(f.removeSimulatedNode, full)
 
@@ -108,10 +111,10 @@ func (f *Framework) renewLease(ctx context.Context, node string) error {
 	duration := int32(40)
 	lease, err := leases.Get(ctx, node, metav1.GetOptions{})
 	if err != nil {
-		_, err = leases.Create(ctx, &coordinationv1.Lease{
+		_, err = leases.Create(ctx, Own(&coordinationv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{Name: node},
 			Spec:       coordinationv1.LeaseSpec{HolderIdentity: &node, LeaseDurationSeconds: &duration, RenewTime: &now},
-		}, metav1.CreateOptions{})
+		}), metav1.CreateOptions{})
 		return err
 	}
 	lease.Spec.RenewTime = &now
@@ -153,8 +156,16 @@ func (f *Framework) WorkerNodes(ctx context.Context) []corev1.Node {
 	ginkgo.GinkgoHelper()
 	list, err := f.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "!" + SimulatedLabel})
 	ExpectNoError(err, "list the real nodes")
+	out := workers(list.Items)
+	gomega.Expect(out).NotTo(gomega.BeEmpty(), "no real node takes ordinary Pods (of %d real nodes)", len(list.Items))
+	return out
+}
+
+// workers are the nodes that take ordinary Pods: schedulable, without
+// NoSchedule or NoExecute taints, sorted by name.
+func workers(nodes []corev1.Node) []corev1.Node {
 	var out []corev1.Node
-	for _, n := range list.Items {
+	for _, n := range nodes {
 		if n.Spec.Unschedulable {
 			continue
 		}
@@ -168,7 +179,6 @@ func (f *Framework) WorkerNodes(ctx context.Context) []corev1.Node {
 			out = append(out, n)
 		}
 	}
-	gomega.Expect(out).NotTo(gomega.BeEmpty(), "no real node takes ordinary Pods (of %d real nodes)", len(list.Items))
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/provision/imagebuild"
 	"github.com/kubeproof/kubeproof/internal/provision/nodeimage"
 )
 
@@ -42,6 +46,94 @@ private daemon if it runs, else /var/run/docker.sock.`,
 	f := build.Flags()
 	f.StringVar(&o.kubernetesVersion, "kubernetes-version", cluster.DefaultKubernetesVersion, "Kubernetes release of the node")
 	f.StringVar(&o.etcdVersion, "etcd-version", cluster.DefaultEtcdVersion, "etcd release of the node's etcd image")
-	cmd.AddCommand(build)
+	cmd.AddCommand(build, newImageListCommand(o), newImagePushCommand(o))
 	return cmd
+}
+
+func newImageListCommand(o *options) *cobra.Command {
+	var registry string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the images the specs run, with their digests (built from this binary's programs)",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			built, err := buildWorkloads(o.cacheDir)
+			if err != nil {
+				return err
+			}
+			for _, b := range built {
+				ref := b.Image.Ref
+				if registry != "" {
+					ref = images.InRegistry(b.Image, registry)
+				}
+				fmt.Printf("%s\t%s\n", ref, b.Digest)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&registry, "registry", "", "show the images' names in this registry (as `image push` puts them)")
+	return cmd
+}
+
+func newImagePushCommand(o *options) *cobra.Command {
+	var registry string
+	var insecure bool
+	cmd := &cobra.Command{
+		Use:   "push --registry REG",
+		Short: "Push the images the specs run to a registry your nodes pull from",
+		Long: `push puts the images the specs run (the test app, the webhook server) into the registry,
+as REG/testapp:v1 and REG/webhook:v1, unless they are there with the same digest.
+Credentials come from the Docker config ($DOCKER_CONFIG, ~/.docker/config.json); --insecure
+allows a registry that speaks plain HTTP. Then check your cluster with
+kubeproof run --provider kubeconfig --image-registry REG.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if registry == "" {
+				return exitcode.Errorf(exitcode.Usage, "--registry is required")
+			}
+			return pushWorkloads(cmd.Context(), o.cacheDir, registry, insecure)
+		},
+	}
+	cmd.Flags().StringVar(&registry, "registry", "", "registry (host[:port][/path]) to push to")
+	cmd.Flags().BoolVar(&insecure, "insecure", false, "the registry speaks plain HTTP")
+	return cmd
+}
+
+// buildWorkloads builds (or finds) the images the specs run.
+func buildWorkloads(cacheDir string) ([]imagebuild.Built, error) {
+	programs, err := imagebuild.ProgramDir()
+	if err != nil {
+		return nil, err
+	}
+	var out []imagebuild.Built
+	for _, img := range images.Workloads {
+		b, err := imagebuild.Load(img, programs, cacheDir)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// pushWorkloads pushes the images the specs run to registry, saying what it
+// did for each.
+func pushWorkloads(ctx context.Context, cacheDir, registry string, insecure bool) error {
+	built, err := buildWorkloads(cacheDir)
+	if err != nil {
+		return err
+	}
+	pr := printer()
+	for _, b := range built {
+		ref, pushed, err := b.Push(ctx, registry, insecure)
+		if err != nil {
+			return err
+		}
+		state := "already there"
+		if pushed {
+			state = "pushed"
+		}
+		pr.Infof("%s %s (%s)", ref, state, b.Digest)
+	}
+	return nil
 }

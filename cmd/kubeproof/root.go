@@ -20,6 +20,7 @@ type options struct {
 	name       string
 	kubeconfig string
 	context    string
+	disposable bool
 	cacheDir   string
 
 	// Cluster shape (up and run, local provider).
@@ -34,6 +35,11 @@ type options struct {
 	nodeImage         string
 	// ephemeral: the command removes the cluster it makes when done.
 	ephemeral bool
+	// The registry the nodes pull kubeproof's images from, and whether
+	// the images are loaded into the nodes of a cluster kubeproof makes.
+	imageRegistry    string
+	insecureRegistry bool
+	loadImages       bool
 }
 
 func newRootCommand() *cobra.Command {
@@ -59,11 +65,12 @@ Pod, and reports per claim whether the cluster confirmed it.`,
 	pf.StringVar(&o.name, "name", cluster.DefaultName, "cluster name (providers that make clusters)")
 	pf.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of an existing cluster (kubeconfig provider; default $KUBECONFIG)")
 	pf.StringVar(&o.context, "context", "", "kubeconfig context (kubeconfig provider)")
+	pf.BoolVar(&o.disposable, "disposable", false, "nobody else uses the existing cluster: also run the specs that add Nodes, label real ones, compact etcd or bind roles in default (kubeconfig provider)")
 	pf.StringVar(&o.cacheDir, "cache-dir", cluster.DefaultCacheDir(), "where built binaries and images are cached ($KUBEPROOF_CACHE_DIR)")
 
 	root.AddCommand(
 		newUpCommand(o), newDownCommand(o), newStatusCommand(o), newEnvCommand(o),
-		newRunCommand(o), newFaultsCommand(o), newPrepareCommand(o), newVersionCommand(), newClaimsCommand(), newReportCommand(), newDockerdCommand(o), newImageCommand(o), newTraceCommand(o), newBenchCommand(o),
+		newRunCommand(o), newFaultsCommand(o), newPrepareCommand(o), newVersionCommand(), newClaimsCommand(), newReportCommand(), newDockerdCommand(o), newImageCommand(o), newTraceCommand(o), newBenchCommand(o), newCleanupCommand(o), newRegistryCommand(o),
 	)
 	return root
 }
@@ -87,6 +94,9 @@ func addClusterFlags(cmd *cobra.Command, o *options) {
 	f.IntVar(&o.apiServerPort, "apiserver-port", 6443, "kube-apiserver port (on the cluster's own host-side address; local provider)")
 	f.IntVar(&o.workers, "workers", kind.DefaultWorkers, "worker nodes besides the control plane (kind provider)")
 	f.StringVar(&o.nodeImage, "node-image", "", "kind node image to use instead of building kubeproof's own (kind provider)")
+	f.BoolVar(&o.loadImages, "load-images", true, "load the images the specs run into the nodes (false: the nodes pull them from --image-registry)")
+	f.StringVar(&o.imageRegistry, "image-registry", "", "registry the nodes pull the images the specs run from (host[:port][/path]); run pushes what is missing there first, up only sets the nodes up for it")
+	f.BoolVar(&o.insecureRegistry, "insecure-registry", false, "--image-registry speaks plain HTTP (the nodes' containerd gets a mirror for it; on kind, a registry on 127.0.0.1 is reached at the nodes' gateway)")
 }
 
 // newProvider builds the provider the flags name. A cluster that a killed
@@ -123,8 +133,8 @@ func reapAbandoned(ctx context.Context, p cluster.Provider, pr *progress.Printer
 // providerFlags are the flags only some providers read (see
 // cluster.Registration.Flags); shapeFlags shape a cluster kubeproof makes.
 var (
-	providerFlags = []string{"apiserver-port", "workers", "node-image", "kubeconfig", "context"}
-	shapeFlags    = []string{"component-arg", "without", "pod-cidr", "service-cidr", "kubernetes-version", "etcd-version", "name"}
+	providerFlags = []string{"apiserver-port", "workers", "node-image", "kubeconfig", "context", "disposable"}
+	shapeFlags    = []string{"component-arg", "without", "pod-cidr", "service-cidr", "kubernetes-version", "etcd-version", "name", "load-images"}
 )
 
 // makeProvider builds the provider the flags name, through the registry. A
@@ -153,7 +163,7 @@ func makeProvider(cmd *cobra.Command, o *options, pr *progress.Printer) (cluster
 	}
 	return cluster.New(o.provider, cluster.Options{
 		Shape: o.shape(compArgs), Progress: pr,
-		Kubeconfig: o.kubeconfig, Context: o.context,
+		Kubeconfig: o.kubeconfig, Context: o.context, Disposable: o.disposable,
 		APIServerPort: o.apiServerPort, Workers: o.workers, NodeImage: o.nodeImage,
 	})
 }
@@ -206,5 +216,8 @@ func (o *options) shape(componentArgs map[string][]string) cluster.Shape {
 		ComponentArgs:     componentArgs,
 		Without:           o.without,
 		Ephemeral:         o.ephemeral,
+		ImageRegistry:     o.imageRegistry,
+		InsecureRegistry:  o.insecureRegistry,
+		SkipImageLoad:     !o.loadImages,
 	}
 }

@@ -33,6 +33,8 @@ type runOptions struct {
 	parallel      int
 	// keepNamespaces keeps failed specs' namespaces.
 	keepNamespaces bool
+	// imagePullSecret has the credentials for o.imageRegistry.
+	imagePullSecret string
 }
 
 func newRunCommand(o *options) *cobra.Command {
@@ -58,6 +60,7 @@ codes mean kubeproof itself could not do its job (see kubeproof --help).`,
 	f.BoolVarP(&r.verbose, "verbose", "v", false, "print every spec's steps as it runs")
 	f.DurationVar(&r.timeout, "timeout", time.Hour, "give up on the suites after this long")
 	f.IntVar(&r.parallel, "parallel", 1, "run the specs in this many parallel processes (specs labelled Serial still run alone)")
+	f.StringVar(&r.imagePullSecret, "image-pull-secret", "", "docker config file with the credentials your nodes need for --image-registry (each spec's namespace gets it as a pull secret)")
 	f.BoolVar(&r.keepNamespaces, "keep-namespaces-on-failure", false, "keep a failed spec's namespace (labelled kubeproof.io/kept) to look at, instead of deleting it; its dump is in failures/ either way")
 	f.BoolVar(&r.failOnRefuted, "fail-on-refuted", false, "exit with code 10 when a documented claim is refuted (by default refuted documentation is reported, not failed)")
 	r.sel.addFlags(cmd, true)
@@ -84,6 +87,14 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 	if r.parallel < 1 {
 		return exitcode.Errorf(exitcode.Usage, "--parallel %d: want 1 or more", r.parallel)
 	}
+	if r.imagePullSecret != "" {
+		if o.imageRegistry == "" {
+			return exitcode.Errorf(exitcode.Usage, "--image-pull-secret goes with --image-registry")
+		}
+		if _, err := os.Stat(r.imagePullSecret); err != nil {
+			return exitcode.Errorf(exitcode.Usage, "--image-pull-secret: %v", err)
+		}
+	}
 	pr := printer()
 	o.ephemeral = !r.keep
 	p, err := newProvider(cmd, o, pr)
@@ -95,6 +106,13 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 		return exitcode.Errorf(exitcode.Usage, "--report-dir %q: %v", r.reportDir, err)
 	}
 
+	// The registry first: one that cannot take our images fails the run
+	// before a cluster is made.
+	if o.imageRegistry != "" {
+		if err := pushWorkloads(ctx, o.cacheDir, o.imageRegistry, o.insecureRegistry); err != nil {
+			return err
+		}
+	}
 	info, down, err := clusterFor(ctx, o, p, r.keep)
 	if err != nil {
 		return err
@@ -105,6 +123,11 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 			err = derr
 		}
 	}()
+	// The spec processes take our images from there (cluster.json).
+	info.PullsFrom(o.imageRegistry, false)
+	if err := preflight(ctx, info, pr); err != nil {
+		return err
+	}
 	rep, code, err := suiteRun{cat: cat, selected: selected, filter: filter, opts: r}.on(ctx, info, reportDir)
 	if err != nil {
 		if rep.Partial != "" {
@@ -257,6 +280,13 @@ func runSpecProcess(ctx context.Context, infoPath, reportDir, labelFilter string
 	ours := []string{"--kubeproof.cluster-info=" + infoPath, "--kubeproof.report-dir=" + reportDir}
 	if r.keepNamespaces {
 		ours = append(ours, "--kubeproof.keep-namespaces-on-failure")
+	}
+	if r.imagePullSecret != "" {
+		secret, err := filepath.Abs(r.imagePullSecret)
+		if err != nil {
+			return exitcode.Usage, exitcode.Errorf(exitcode.Usage, "--image-pull-secret: %v", err)
+		}
+		ours = append(ours, "--kubeproof.image-pull-secret="+secret)
 	}
 	var argv []string
 	if r.parallel > 1 {

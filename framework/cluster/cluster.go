@@ -38,6 +38,11 @@ const (
 	ClusterCA Capability = "ClusterCA"
 	// RegistryPull: nodes pull images from a registry the harness can fill.
 	RegistryPull Capability = "RegistryPull"
+	// Disposable: nobody but kubeproof uses the cluster (it made it, or its
+	// user said so with --disposable), so specs may change what other
+	// users would notice: add Nodes, label real ones, compact etcd, bind
+	// RBAC roles in default.
+	Disposable Capability = "Disposable"
 )
 
 // Info is everything a suite needs to use a running cluster. Providers write
@@ -52,6 +57,9 @@ type Info struct {
 	Capabilities      []Capability `json:"capabilities"`
 	// Reasons says, for capabilities the provider lacks, why.
 	Reasons map[Capability]string `json:"reasons,omitempty"`
+	// ImageRegistry is where the nodes pull the images the specs run from,
+	// when they are not loaded into them ("" for loaded images).
+	ImageRegistry string `json:"imageRegistry,omitempty"`
 	// Kubectl is a kubectl binary matching the cluster's version, if known.
 	Kubectl string `json:"kubectl,omitempty"`
 	// AuditLogPath is set with AuditLog.
@@ -133,6 +141,22 @@ func (i *Info) Missing(c Capability) string {
 		return fmt.Sprintf("provider %s lacks capability %s: %s", i.Provider, c, r)
 	}
 	return fmt.Sprintf("provider %s lacks capability %s", i.Provider, c)
+}
+
+// PullsFrom records that the nodes pull the images the specs run from
+// registry reg; loaded says they also have them loaded (the Pods then keep
+// using the loaded names).
+func (i *Info) PullsFrom(reg string, loaded bool) {
+	if reg == "" {
+		return
+	}
+	if !i.Has(RegistryPull) {
+		i.Capabilities = append(i.Capabilities, RegistryPull)
+	}
+	delete(i.Reasons, RegistryPull)
+	if !loaded {
+		i.ImageRegistry = reg
+	}
 }
 
 // Save writes the info as JSON.
@@ -275,6 +299,15 @@ type Shape struct {
 	ComponentArgs map[string][]string
 	// Without are optional components left out.
 	Without []string
+	// ImageRegistry is a registry the nodes pull kubeproof's images from
+	// (host[:port]); with InsecureRegistry their containerd speaks plain
+	// HTTP to it.
+	ImageRegistry    string
+	InsecureRegistry bool
+	// SkipImageLoad leaves the images the specs run (images.Workloads) out
+	// of the nodes, as on a cluster kubeproof did not make: they must come
+	// from ImageRegistry.
+	SkipImageLoad bool
 	// Ephemeral: the cluster lives only as long as the command that makes
 	// it (`run` without --keep, trace, bench, faults). When that command is
 	// killed before it can remove it, the next command that looks at the

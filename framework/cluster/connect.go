@@ -2,8 +2,12 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -13,22 +17,70 @@ import (
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 )
 
-// RESTConfig loads a kubeconfig file (and optionally a context in it). Errors
-// carry exitcode.Kubeconfig: the file is missing, unreadable or invalid.
+// RESTConfig loads a kubeconfig the way kubectl does: path is a file, or a
+// list of files ($KUBECONFIG's form, merged); an empty path means kubectl's
+// default loading rules ($KUBECONFIG, then ~/.kube/config). kubeContext
+// picks a context other than the current one. Errors carry
+// exitcode.Kubeconfig: the file is missing, unreadable or invalid.
 func RESTConfig(path, kubeContext string) (*rest.Config, error) {
-	if path == "" {
-		return nil, exitcode.Errorf(exitcode.Kubeconfig, "no kubeconfig given (use --kubeconfig or set KUBECONFIG)")
+	rules, err := LoadingRules(path)
+	if err != nil {
+		return nil, err
 	}
-	if _, err := os.ReadFile(path); err != nil {
-		return nil, exitcode.Errorf(exitcode.Kubeconfig, "kubeconfig %s is unreadable: %v", path, unwrapPathError(err))
-	}
-	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: path}
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: kubeContext}
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
-	if err != nil {
-		return nil, exitcode.Errorf(exitcode.Kubeconfig, "kubeconfig %s is invalid: %v", path, err)
+	switch {
+	case clientcmd.IsEmptyConfig(err):
+		return nil, exitcode.Errorf(exitcode.Kubeconfig, "no kubeconfig: give --kubeconfig, set $KUBECONFIG or create ~/.kube/config")
+	case err != nil:
+		return nil, exitcode.Errorf(exitcode.Kubeconfig, "kubeconfig %s is invalid: %v", describeRules(rules), err)
 	}
 	return cfg, nil
+}
+
+// LoadingRules are kubectl's rules for finding the kubeconfig: path when
+// given (a file, or a list of files to merge), the default rules otherwise.
+// A single named file must exist; in a list, as in kubectl, missing files
+// are passed over. A file that is there but cannot be read is an error.
+func LoadingRules(path string) (*clientcmd.ClientConfigLoadingRules, error) {
+	if path == "" {
+		return clientcmd.NewDefaultClientConfigLoadingRules(), nil
+	}
+	files := filepath.SplitList(path)
+	for _, f := range files {
+		if _, err := os.ReadFile(f); err != nil && (len(files) == 1 || !errors.Is(err, fs.ErrNotExist)) {
+			return nil, exitcode.Errorf(exitcode.Kubeconfig, "kubeconfig %s is unreadable: %v", f, unwrapPathError(err))
+		}
+	}
+	if len(files) == 1 {
+		return &clientcmd.ClientConfigLoadingRules{ExplicitPath: files[0]}, nil
+	}
+	return &clientcmd.ClientConfigLoadingRules{Precedence: files}, nil
+}
+
+// CurrentContext is the context a kubeconfig (as LoadingRules find it)
+// would use: kubeContext if given, its current context otherwise.
+func CurrentContext(path, kubeContext string) string {
+	if kubeContext != "" {
+		return kubeContext
+	}
+	rules, err := LoadingRules(path)
+	if err != nil {
+		return ""
+	}
+	raw, err := rules.Load()
+	if err != nil {
+		return ""
+	}
+	return raw.CurrentContext
+}
+
+// describeRules names the files a kubeconfig was read from, for messages.
+func describeRules(rules *clientcmd.ClientConfigLoadingRules) string {
+	if rules.ExplicitPath != "" {
+		return rules.ExplicitPath
+	}
+	return strings.Join(rules.GetLoadingPrecedence(), string(filepath.ListSeparator))
 }
 
 // Connect loads the kubeconfig and checks that the API server answers

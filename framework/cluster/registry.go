@@ -21,6 +21,9 @@ type Options struct {
 	// --context).
 	Kubeconfig string
 	Context    string
+	// Disposable: the existing cluster is used by nobody else
+	// (--disposable), so specs that disturb other users may run.
+	Disposable bool
 	// APIServerPort is the API server's port on this machine
 	// (--apiserver-port).
 	APIServerPort int

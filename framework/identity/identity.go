@@ -45,7 +45,7 @@ func Certificate(cfg *rest.Config, certPEM, keyPEM []byte) *rest.Config {
 // IssueClientCertificate gets a client certificate for user (CN) in groups
 // (O) from the cluster itself: a CertificateSigningRequest for the
 // kube-apiserver-client signer, approved by admin. The CSR is deleted after.
-func IssueClientCertificate(ctx context.Context, admin kubernetes.Interface, user string, groups []string) (certPEM, keyPEM []byte, err error) {
+func IssueClientCertificate(ctx context.Context, admin kubernetes.Interface, user string, groups []string, labels map[string]string) (certPEM, keyPEM []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, fmt.Errorf("generate key: %w", err)
@@ -58,7 +58,7 @@ func IssueClientCertificate(ctx context.Context, admin kubernetes.Interface, use
 	}
 	expiry := int32(3600)
 	csr, err := admin.CertificatesV1().CertificateSigningRequests().Create(ctx, &certificatesv1.CertificateSigningRequest{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "kubeproof-" + sanitize(user) + "-"},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "kubeproof-" + sanitize(user) + "-", Labels: labels},
 		Spec: certificatesv1.CertificateSigningRequestSpec{
 			Request:           pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
 			SignerName:        certificatesv1.KubeAPIServerClientSignerName,

@@ -4,10 +4,14 @@
 // puts Ref into its Pods; nothing is ever pulled for them.
 package images
 
+import "strings"
+
 // Image is one of our images: a program from cmd/ packed as /<Program>.
 type Image struct {
-	// Ref is the image reference pods use. The tag is never "latest", so the
-	// default imagePullPolicy is IfNotPresent and nothing is pulled.
+	// Ref is the image's name as kubeproof builds it and loads it into the
+	// nodes of the clusters it makes (kubeproof.local/<name>:<tag>). The tag
+	// is never "latest", so the default imagePullPolicy is IfNotPresent and
+	// nothing is pulled.
 	Ref string
 	// Program is the file name of the binary (built by `make build` next to
 	// the kubeproof binary).
@@ -29,3 +33,54 @@ var (
 
 // All are the images every cluster gets.
 var All = []Image{Pause, TestApp, Webhook}
+
+// LoadedRegistry is the registry part of the names images are loaded
+// under: a name no registry answers to, so nothing is ever pulled for it.
+const LoadedRegistry = "kubeproof.local"
+
+// registry is where this run's Pods take our images from: LoadedRegistry
+// (the nodes have them) unless the run was given one (UseRegistry).
+var registry = LoadedRegistry
+
+// UseRegistry makes the Pods of this run take our images from reg (a host
+// and optional path, as `kubeproof image push --registry` puts them there),
+// for clusters whose nodes kubeproof did not load them into.
+func UseRegistry(reg string) {
+	if reg != "" {
+		registry = strings.TrimSuffix(reg, "/")
+	}
+}
+
+// Registry is where this run's Pods take our images from.
+func Registry() string { return registry }
+
+// PodRef is the reference a Pod of this run uses for the image: its loaded
+// name, or its name in the run's registry.
+func (i Image) PodRef() string { return InRegistry(i, registry) }
+
+// InRegistry is the image's name in registry reg.
+func InRegistry(i Image, reg string) string {
+	return reg + strings.TrimPrefix(i.Ref, LoadedRegistry)
+}
+
+// Rewrite points the image references in a manifest at the run's registry.
+func Rewrite(manifest []byte) []byte {
+	if registry == LoadedRegistry {
+		return manifest
+	}
+	return []byte(strings.ReplaceAll(string(manifest), LoadedRegistry+"/", registry+"/"))
+}
+
+// Workloads are the images the specs run in Pods: those a cluster
+// kubeproof did not make needs from a registry.
+var Workloads = []Image{TestApp, Webhook}
+
+// IsWorkload reports whether img is one of the Workloads.
+func IsWorkload(img Image) bool {
+	for _, w := range Workloads {
+		if w.Ref == img.Ref {
+			return true
+		}
+	}
+	return false
+}

@@ -40,7 +40,7 @@ func (k Runner) Run(ctx context.Context, stdin io.Reader, args ...string) (Resul
 	if k.Path == "" {
 		return Result{}, errors.New("no kubectl binary known for this cluster")
 	}
-	full := []string{"--kubeconfig", k.Kubeconfig}
+	var full []string
 	if k.Context != "" {
 		full = append(full, "--context", k.Context)
 	}
@@ -50,8 +50,13 @@ func (k Runner) Run(ctx context.Context, stdin io.Reader, args ...string) (Resul
 	var out, errb bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &errb
-	// kubectl must not pick up the user's own configuration.
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+k.Kubeconfig)
+	// kubectl must not pick up the user's own configuration when the run
+	// has its own; without one it follows the user's, as we do. $KUBECONFIG
+	// rather than --kubeconfig: it may be a list of files.
+	cmd.Env = os.Environ()
+	if k.Kubeconfig != "" {
+		cmd.Env = append(cmd.Env, "KUBECONFIG="+k.Kubeconfig)
+	}
 	err := cmd.Run()
 	res := Result{Args: args, Stdout: out.String(), Stderr: errb.String()}
 	var ee *exec.ExitError

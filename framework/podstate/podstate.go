@@ -65,3 +65,34 @@ func StuckReason(p *corev1.Pod) string {
 	}
 	return ""
 }
+
+// imageReasons are the waiting reasons of a container whose image the
+// kubelet could not get.
+var imageReasons = map[string]bool{"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "ErrImageNeverPull": true}
+
+// ImageUnavailable reports whether a container of the Pod waits because its
+// image cannot be had.
+func ImageUnavailable(p *corev1.Pod) bool {
+	for _, cs := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+		if w := cs.State.Waiting; w != nil && imageReasons[w.Reason] {
+			return true
+		}
+	}
+	return false
+}
+
+// ImagesPresent reports whether the kubelet had the image of every one of
+// the Pod's want containers: each has been created (it has an image ID, or
+// runs, or ran), whatever it did afterwards.
+func ImagesPresent(p *corev1.Pod, want int) bool {
+	statuses := p.Status.ContainerStatuses
+	if len(statuses) < want {
+		return false
+	}
+	for _, cs := range statuses {
+		if cs.ImageID == "" && cs.State.Running == nil && cs.State.Terminated == nil {
+			return false
+		}
+	}
+	return true
+}

@@ -35,6 +35,11 @@ const (
 	Internal Code = 9
 	// Refuted: with --fail-on-refuted, a documented claim was refuted.
 	Refuted Code = 10
+	// Forbidden: the kubeconfig's user may not do what kubeproof needs to
+	// (create namespaces, Pods).
+	Forbidden Code = 11
+	// Registry: a registry could not be reached or refused a push.
+	Registry Code = 12
 	// Interrupted: the user pressed Ctrl-C (128 + SIGINT, as shells do).
 	Interrupted Code = 130
 	// Terminated: SIGTERM, as a CI system sends when it cancels a job
@@ -67,6 +72,10 @@ func (c Code) String() string {
 		return "internal error"
 	case Refuted:
 		return "claims refuted"
+	case Forbidden:
+		return "forbidden"
+	case Registry:
+		return "registry error"
 	case Interrupted:
 		return "interrupted"
 	case Terminated:

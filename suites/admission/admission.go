@@ -14,6 +14,7 @@ package admission
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -26,8 +27,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework"
+	"github.com/kubeproof/kubeproof/framework/access"
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/webhooks"
 	"github.com/kubeproof/kubeproof/webhooks/install"
@@ -39,10 +40,15 @@ import (
 func deploy(ctx context.Context, f *framework.Framework) *install.Server {
 	ginkgo.GinkgoHelper()
 	f.Needs(framework.Endpoints, framework.PodsCreated)
+	f.NeedsAccess(access.Deployments, access.MutatingWebhooks, access.ValidatingWebhooks)
 	ginkgo.By("deploying kubeproof's webhook server in the spec's namespace")
-	srv, err := install.Deploy(ctx, f.Client, f.Namespace, install.Images{Webhook: images.Webhook.Ref, TestApp: images.TestApp.Ref,
+	srv, err := install.Deploy(ctx, f.Client, f.Namespace, install.Options{Webhook: images.Webhook.PodRef(), TestApp: images.TestApp.PodRef(), Labels: framework.RunLabels(),
 		Down: framework.InjectedFault(framework.FaultWebhookServerDown)}, framework.Timeout.PodStart)
-	if err != nil {
+	var stuck *install.StuckError
+	switch {
+	case errors.As(err, &stuck):
+		framework.Unmet("kubelet", "kubeproof's webhook server started", framework.StuckDetail(stuck.Pod, err.Error()))
+	case err != nil:
 		framework.Unmet("kubeproof webhook server", "kubeproof's webhook server became a ready endpoint of its Service", err.Error())
 	}
 	reachable(ctx, f, srv)
@@ -91,7 +97,7 @@ func uninstallAtEnd(srv *install.Server, names ...string) {
 // pod is a Pod from pod.yaml, named, with or without resource limits.
 func pod(name string, limits bool) *corev1.Pod {
 	var p corev1.Pod
-	if err := yaml.Unmarshal(fixtures.MustRead("pod.yaml"), &p); err != nil {
+	if err := yaml.Unmarshal(framework.Manifest("pod.yaml"), &p); err != nil {
 		panic(err)
 	}
 	p.Name = name

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeproof/kubeproof/framework"
+	"github.com/kubeproof/kubeproof/framework/access"
 	"github.com/kubeproof/kubeproof/webhooks"
 	"github.com/kubeproof/kubeproof/webhooks/install"
 )
@@ -101,6 +102,7 @@ var _ = ginkgo.Describe("Admission policy: containers must have resource limits"
 		framework.Checks(specVAP, "004-DENY-403-LIMITS"),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.ServiceAccounts)
+			f.NeedsAccess(access.Policies)
 			name := "kubeproof-" + f.Namespace + "-limits"
 			fail := admissionregistrationv1.Fail
 			policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
@@ -120,12 +122,12 @@ var _ = ginkgo.Describe("Admission policy: containers must have resource limits"
 				},
 			}
 			policies := f.Client.AdmissionregistrationV1().ValidatingAdmissionPolicies()
-			_, err := policies.Create(ctx, policy, metav1.CreateOptions{})
+			_, err := policies.Create(ctx, framework.Own(policy), metav1.CreateOptions{})
 			framework.ExpectNoError(err, "create the ValidatingAdmissionPolicy")
 			ginkgo.DeferCleanup(func(ctx context.Context) { _ = policies.Delete(ctx, name, metav1.DeleteOptions{}) })
 			bindings := f.Client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings()
 			_, err = bindings.Create(ctx, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-				ObjectMeta: metav1.ObjectMeta{Name: name},
+				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: framework.RunLabels()},
 				Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
 					PolicyName:        name,
 					ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},

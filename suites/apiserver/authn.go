@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeproof/kubeproof/framework"
+	"github.com/kubeproof/kubeproof/framework/access"
 	"github.com/kubeproof/kubeproof/framework/audit"
 	"github.com/kubeproof/kubeproof/framework/authserver"
 	"github.com/kubeproof/kubeproof/framework/identity"
@@ -116,6 +117,7 @@ var _ = ginkgo.Describe("API server authentication", func() {
 			"002-AUTHN", "003-AUTHN-401", "003-AUTHN-METHODS", "004-AUTHN-CHAIN-401", "004-X509-CN-O",
 			"004-BEARER-JWT-TOKENREVIEW", "004-USERINFO", "004-AUTHN-BEFORE-AUTHZ"),
 		func(ctx ginkgo.SpecContext) {
+			f.NeedsAccess(access.CSRApproval, access.TokenReviews)
 			podsPath := "/api/v1/namespaces/" + f.Namespace + "/pods"
 			ask := func(cfg *rest.Config, method, path string, body any) framework.Response {
 				ginkgo.GinkgoHelper()

@@ -18,7 +18,9 @@ import (
 
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework"
+	"github.com/kubeproof/kubeproof/framework/access"
 	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/framework/ownership"
 )
 
 const rbacFixture = "rbac-deployment-manager.yaml"
@@ -83,6 +85,8 @@ var _ = ginkgo.Describe("API server authorization", func() {
 	ginkgo.It("RBAC: the seed's ClusterRole and RoleBinding, applied as written, give donghyun Deployments in default only",
 		framework.Checks(specRBAC, "004-RBAC-YAML-APPLIES", "004-RBAC-SEED", "004-AUTHZ-ATTRIBUTES", "004-RBAC-CACHE", "002-RBAC"),
 		func(ctx ginkgo.SpecContext) {
+			f.Disturbs("applies the seed's ClusterRole and a RoleBinding in namespace default, as written")
+			f.NeedsAccess(access.CSRApproval, access.ClusterRoles, access.DefaultBindings, access.AccessReviews)
 			attempts := attemptsFor(f, f.ClientIdentity(ctx, "donghyun", "dev-team"))
 
 			ginkgo.By("before the binding: donghyun creates a Deployment in default")
@@ -101,13 +105,19 @@ var _ = ginkgo.Describe("API server authorization", func() {
 			res, err := f.Kubectl.Run(ctx, bytes.NewReader(fixtures.MustRead(rbacFixture)), "apply", "-f", "-")
 			framework.ExpectNoError(err, "run kubectl apply")
 			seedYAML.Record(seedYAMLEvidence{ExitCode: res.ExitCode, Stdout: strings.TrimSpace(res.Stdout), Stderr: strings.TrimSpace(res.Stderr)})
+			// The seed's objects as written carry no label: mark them as
+			// the run's, for `kubeproof cleanup` (a label changes nothing
+			// RBAC reads). Either may be missing if apply refused it.
+			label := ownership.Label + "=" + framework.RunLabels()[ownership.Label]
+			_, _ = f.Kubectl.Run(ctx, nil, "label", "--overwrite", "clusterrole/deployment-manager", label)
+			_, _ = f.Kubectl.Run(ctx, nil, "label", "--overwrite", "--namespace", "default", "rolebinding/deploy-binding", label)
 			if _, err := f.Client.RbacV1().RoleBindings("default").Get(ctx, "deploy-binding", metav1.GetOptions{}); err != nil {
 				// The RoleBinding as printed was refused: apply the smallest
 				// correction (roleRef.apiGroup) and say so in the evidence.
 				ginkgo.By("the RoleBinding was refused; applying it with roleRef.apiGroup added")
 				rb := seedRoleBinding()
 				rb.RoleRef.APIGroup = rbacv1.GroupName
-				_, err := f.Client.RbacV1().RoleBindings("default").Create(ctx, rb, metav1.CreateOptions{})
+				_, err := f.Client.RbacV1().RoleBindings("default").Create(ctx, framework.Own(rb), metav1.CreateOptions{})
 				framework.ExpectNoError(err, "create the corrected RoleBinding")
 				correction.Record("roleRef.apiGroup: rbac.authorization.k8s.io added")
 			}
@@ -165,6 +175,8 @@ var _ = ginkgo.Describe("API server authorization", func() {
 	ginkgo.It("Node authorizer and NodeRestriction: a node reads what its own Pods use and changes only itself",
 		framework.Checks(specNodeAuthz, "004-NODE-AUTHORIZER"),
 		func(ctx ginkgo.SpecContext) {
+			f.Disturbs("adds a Node object and acts with a node's identity")
+			f.NeedsAccess(access.CSRApproval, access.Nodes)
 			node := f.WorkerNodes(ctx)[0].Name
 			nodeCfg := f.ClientIdentity(ctx, "system:node:"+node, "system:nodes")
 
@@ -199,7 +211,7 @@ var _ = ginkgo.Describe("API server authorization", func() {
 			// Tainted, so that no other spec's Pod is scheduled to it.
 			fake := &corev1.Node{ObjectMeta: metav1.ObjectMeta{GenerateName: "kubeproof-fake-node-", Labels: map[string]string{"kubeproof.io/fake": "true"}},
 				Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: framework.SimulatedTaint, Value: f.Namespace, Effect: corev1.TaintEffectNoSchedule}}}}
-			fake, err = f.Client.CoreV1().Nodes().Create(ctx, fake, metav1.CreateOptions{})
+			fake, err = f.Client.CoreV1().Nodes().Create(ctx, framework.Own(fake), metav1.CreateOptions{})
 			framework.ExpectNoError(err, "create a Node object no kubelet runs")
 			ginkgo.DeferCleanup(func(ctx context.Context) {
 				_ = f.Client.CoreV1().Nodes().Delete(ctx, fake.Name, metav1.DeleteOptions{})
@@ -295,7 +307,7 @@ func podUsingSecret(name, secret, node string) *corev1.Pod {
 		Spec: corev1.PodSpec{
 			NodeName: node,
 			Containers: []corev1.Container{{
-				Name: "app", Image: images.TestApp.Ref,
+				Name: "app", Image: images.TestApp.PodRef(),
 				EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: secret}}}},
 			}},
 		},

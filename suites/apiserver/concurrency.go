@@ -148,6 +148,7 @@ var _ = ginkgo.Describe("API server concurrency and watches", func() {
 		framework.Checks(specCompacted, "004-WATCH-RESUME"),
 		func(ctx ginkgo.SpecContext) {
 			f.Require(cluster.EtcdAccess)
+			f.Disturbs("compacts etcd")
 			// The API server's watch cache answers recent watches from
 			// memory; an API server without it shows what etcd does.
 			_, direct := f.StartAPIServer(ctx, "--watch-cache=false")

@@ -10,7 +10,6 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
-	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/audit"
 	"github.com/kubeproof/kubeproof/framework/kubectl"
@@ -47,7 +46,7 @@ var _ = ginkgo.Describe("kubectl's requests", func() {
 		framework.Checks(specKubectl, "004-KUBECTL-POST", "004-KUBECTL-YAML-JSON", "001-KUBECTL-HTTP"),
 		func(ctx ginkgo.SpecContext) {
 			auditLog, from := f.AuditLog()
-			res, err := f.Kubectl.Run(ctx, bytes.NewReader(fixtures.MustRead("deployment.yaml")), "apply", "-f", "-", "--namespace", f.Namespace, "-v=9")
+			res, err := f.Kubectl.Run(ctx, bytes.NewReader(framework.Manifest("deployment.yaml")), "apply", "-f", "-", "--namespace", f.Namespace, "-v=9")
 			framework.ExpectNoError(err, "run kubectl apply -v=9")
 			gomega.Expect(res.ExitCode).To(gomega.Equal(0), res.String())
 

@@ -27,8 +27,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework"
+	"github.com/kubeproof/kubeproof/framework/access"
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/observe"
 )
@@ -128,7 +128,7 @@ var _ = ginkgo.Describe("API server storage", func() {
 
 			ginkgo.By("a Deployment's key and encoding")
 			var dep appsv1.Deployment
-			framework.ExpectNoError(yaml.Unmarshal(fixtures.MustRead("deployment.yaml"), &dep), "read deployment.yaml")
+			framework.ExpectNoError(yaml.Unmarshal(framework.Manifest("deployment.yaml"), &dep), "read deployment.yaml")
 			zero := int32(0)
 			dep.Spec.Replicas = &zero
 			_, err = f.Client.AppsV1().Deployments(f.Namespace).Create(ctx, &dep, metav1.CreateOptions{})
@@ -146,6 +146,7 @@ var _ = ginkgo.Describe("API server storage", func() {
 		framework.Checks(specDiscovery,
 			"004-API-PATHS", "004-DISCOVERY", "004-CRD-SAME-PATTERN", "004-ETCD-PROTOBUF"),
 		func(ctx ginkgo.SpecContext) {
+			f.NeedsAccess(access.CRDs)
 			ginkgo.By("the documented paths")
 			ns := f.Namespace
 			code := func(p string) int {
@@ -163,7 +164,7 @@ var _ = ginkgo.Describe("API server storage", func() {
 			dyn, err := dynamic.NewForConfig(f.RESTConfig)
 			framework.ExpectNoError(err, "dynamic client")
 			crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-			_, err = dyn.Resource(crdGVR).Create(ctx, checkCRD(group), metav1.CreateOptions{})
+			_, err = dyn.Resource(crdGVR).Create(ctx, framework.Own(checkCRD(group)), metav1.CreateOptions{})
 			framework.ExpectNoError(err, "create the CRD")
 			ginkgo.DeferCleanup(func(ctx context.Context) {
 				_ = dyn.Resource(crdGVR).Delete(ctx, "checks."+group, metav1.DeleteOptions{})

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeproof/kubeproof/framework"
+	"github.com/kubeproof/kubeproof/framework/access"
 	"github.com/kubeproof/kubeproof/framework/identity"
 	"github.com/kubeproof/kubeproof/framework/images"
 )
@@ -21,6 +22,8 @@ var (
 	podWithWrongType     = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"wrong-type"},"spec":{"containers":"web"}}`
 	podValid             = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"valid"},"spec":{"containers":[{"name":"web","image":"` + images.TestApp.Ref + `"}]}}`
 	podWithUnknownField  = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"unknown-field"},"spec":{"containers":[{"name":"web","image":"` + images.TestApp.Ref + `"}],"kubeproofUnknownField":true}}`
+	// (Dry runs and refused objects: the image is never pulled, its loaded
+	// name serves on every cluster.)
 )
 
 // An invalid Pod: the answer, whether validation is what refused it, and
@@ -82,6 +85,7 @@ var _ = ginkgo.Describe("API server validation", func() {
 			"003-VALIDATE-REQUIRED", "003-VALIDATE-TYPE", "003-INVALID-400", "003-RBAC-AFTER-VALIDATION",
 			"004-SCHEMA-REQUIRED", "004-CHAIN-ORDER", "002-VALIDATION"),
 		func(ctx ginkgo.SpecContext) {
+			f.NeedsAccess(access.CSRApproval, access.AccessReviews)
 			pods := "/api/v1/namespaces/" + f.Namespace + "/pods"
 			post := func(cfg *rest.Config, query, body string) framework.Response {
 				ginkgo.GinkgoHelper()

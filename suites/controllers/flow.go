@@ -23,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/audit"
 	"github.com/kubeproof/kubeproof/framework/cluster"
@@ -160,10 +159,10 @@ var _ = ginkgo.Describe("Deployment controllers", func() {
 			"004-CONTROLLER-CHAIN", "004-LOOSE-COUPLING", "004-POD-NOT-YET-AT-201", "004-OWNERREF",
 			"004-INFORMER-CACHE"),
 		func(ctx ginkgo.SpecContext) {
-			f.Needs(framework.ServiceAccounts)
+			f.Needs(framework.ServiceAccounts, framework.Images)
 			auditLog, from := f.AuditLog()
 			w := watchAll(ctx, f)
-			kubectl(ctx, f, "apply", "-f", "-", bytes.NewReader(fixtures.MustRead("deployment.yaml")))
+			kubectl(ctx, f, "apply", "-f", "-", bytes.NewReader(framework.Manifest("deployment.yaml")))
 
 			ginkgo.By("the Deployment controller makes a ReplicaSet: its name, label and owner")
 			rss, ok := framework.Await(ctx, w.rs, "a ReplicaSet of "+deploymentName, framework.Timeout.Controller, func(es []observe.Event) bool {
@@ -473,7 +472,7 @@ func keys(m map[string]bool) []string {
 // deployment is deployment.yaml with another name and replica count.
 func deployment(name string, replicas int32) *appsv1.Deployment {
 	var d appsv1.Deployment
-	if err := yaml.Unmarshal(fixtures.MustRead("deployment.yaml"), &d); err != nil {
+	if err := yaml.Unmarshal(framework.Manifest("deployment.yaml"), &d); err != nil {
 		panic(err)
 	}
 	d.Name = name

@@ -27,7 +27,7 @@ import (
 func container(name string, port int32, args ...string) corev1.Container {
 	lim := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")}
 	return corev1.Container{
-		Name: name, Image: images.TestApp.Ref,
+		Name: name, Image: images.TestApp.PodRef(),
 		Args:      append([]string{"serve", "--listen=:" + strconv.Itoa(int(port))}, args...),
 		Ports:     []corev1.ContainerPort{{ContainerPort: port}},
 		Env:       []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
@@ -137,7 +137,7 @@ var _ = ginkgo.Describe("Kubelet", func() {
 	ginkgo.It("acts only on Pods bound to its node: an unbound Pod never gets a container",
 		framework.Checks(specBoundOnly, "000-KUBELET-ONLY-BOUND"),
 		func(ctx ginkgo.SpecContext) {
-			f.Needs(framework.ServiceAccounts)
+			f.Needs(framework.ServiceAccounts, framework.Images)
 			events := f.RecordEvents(ctx)
 			pods := f.RecordPods(ctx)
 			// The control: a Pod bound to a node by its creator, which the
@@ -200,10 +200,10 @@ var _ = ginkgo.Describe("Kubelet", func() {
 	ginkgo.It("image pull policy: defaults by tag, IfNotPresent uses the local image, a missing image fails with an event",
 		framework.Checks(specImages, "002-PULL-POLICY-DEFAULT", "002-IFNOTPRESENT", "002-PULL-FAILED-EVENT"),
 		func(ctx ginkgo.SpecContext) {
-			repo := strings.Split(images.TestApp.Ref, ":")[0]
+			repo := strings.Split(images.TestApp.PodRef(), ":")[0]
 			policies := map[string]string{}
 			for form, image := range map[string]string{
-				"latest": repo + ":latest", "noTag": repo, "fixedTag": images.TestApp.Ref,
+				"latest": repo + ":latest", "noTag": repo, "fixedTag": images.TestApp.PodRef(),
 				"digest": repo + "@sha256:" + strings.Repeat("0", 64),
 			} {
 				p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "policy-" + strings.ToLower(form)},
@@ -217,7 +217,10 @@ var _ = ginkgo.Describe("Kubelet", func() {
 			f.Needs(framework.PodsReady)
 			events := f.RecordEvents(ctx)
 			pods := f.RecordPods(ctx)
-			local := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Spec: corev1.PodSpec{Containers: []corev1.Container{container("app", 8080)}}}
+			// On the node where the canary ran our image, so it is there
+			// whether the nodes had it loaded or pulled it.
+			local := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Spec: corev1.PodSpec{
+				NodeName: f.WorkerNodes(ctx)[0].Name, Containers: []corev1.Container{container("app", 8080)}}}
 			local.Spec.Containers[0].ImagePullPolicy = corev1.PullIfNotPresent
 			missing := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "missing"}, Spec: corev1.PodSpec{Containers: []corev1.Container{container("app", 8080)}}}
 			missing.Spec.Containers[0].Image = "kubeproof.local/missing:v1"

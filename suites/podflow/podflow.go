@@ -24,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/observe"
 )
@@ -133,7 +132,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 			"004-CORE-API-PATH", "004-CREATED-201", "004-ETCD-KEY", "004-ETCD-PROTOBUF", "004-BIND-PATCH",
 			"004-SCHEDULER-WATCH", "004-KUBELET-WATCH", "004-READY-CONDITION"),
 		func(ctx ginkgo.SpecContext) {
-			f.Needs(framework.ServiceAccounts)
+			f.Needs(framework.ServiceAccounts, framework.Images)
 			auditLog, from := f.AuditLog()
 			if auditLog != nil {
 				// The scheduler's watch began when it started, before this spec.
@@ -261,7 +260,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 
 			ginkgo.By("kubectl delete -f pod.yaml")
 			begin := time.Now()
-			res, err := f.Kubectl.Run(ctx, bytes.NewReader(fixtures.MustRead("pod.yaml")), "delete", "-f", "-", "--namespace", f.Namespace)
+			res, err := f.Kubectl.Run(ctx, bytes.NewReader(framework.Manifest("pod.yaml")), "delete", "-f", "-", "--namespace", f.Namespace)
 			framework.ExpectNoError(err, "run kubectl delete")
 			gomega.Expect(res.ExitCode).To(gomega.Equal(0), res.String())
 
@@ -329,7 +328,7 @@ type applyRun struct {
 func apply(ctx context.Context, f *framework.Framework, name string) applyRun {
 	ginkgo.GinkgoHelper()
 	ginkgo.By("kubectl apply -f pod.yaml")
-	manifest := fixtures.MustRead("pod.yaml")
+	manifest := framework.Manifest("pod.yaml")
 	if name != podName {
 		var p corev1.Pod
 		framework.ExpectNoError(yaml.Unmarshal(manifest, &p), "read pod.yaml")

@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubeproof/kubeproof/framework"
+	"github.com/kubeproof/kubeproof/framework/access"
 	"github.com/kubeproof/kubeproof/framework/audit"
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/framework/observe"
@@ -43,7 +44,7 @@ func newPod(name, cpu, memory string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{
-			Name: "app", Image: images.TestApp.Ref, Args: []string{"serve"},
+			Name: "app", Image: images.TestApp.PodRef(), Args: []string{"serve"},
 			Resources: corev1.ResourceRequirements{Requests: req, Limits: req},
 		}}},
 	}
@@ -182,6 +183,8 @@ var _ = ginkgo.Describe("Scheduler filtering", func() {
 	ginkgo.It("a Pod no node fits stays Pending, Unschedulable, with the cause; once the cause is gone it is bound",
 		framework.Checks(specUnschedulable, "000-SCHEDULER-CONSIDERS", "002-FILTER", "004-FILTER-PENDING", "004-FILTER-PLUGINS"),
 		func(ctx ginkgo.SpecContext) {
+			f.Disturbs("adds simulated Nodes")
+			f.NeedsAccess(access.Nodes)
 			pods := f.RecordPods(ctx)
 			events := f.RecordEvents(ctx)
 			pool := "kubeproof.io/pool"
@@ -241,6 +244,7 @@ var _ = ginkgo.Describe("Scheduler filtering", func() {
 	ginkgo.It("extended resources: a Pod asking for one lands only where it is advertised, and waits when none is left",
 		framework.Checks(specExtended, "004-EXTENDED-RESOURCES"),
 		func(ctx ginkgo.SpecContext) {
+			f.Disturbs("advertises an extended resource on a real Node")
 			node := f.WorkerNodes(ctx)[0].Name
 			res := "kubeproof.io/gpu-" + strings.TrimPrefix(f.Namespace, "kp-sched-")
 			ptr := "/status/capacity/" + strings.ReplaceAll(res, "/", "~1")
@@ -285,7 +289,7 @@ var _ = ginkgo.Describe("Scheduler filtering", func() {
 	ginkgo.It("a Pod created with spec.nodeName bypasses the scheduler",
 		framework.Checks(specNodeName, "003-NODENAME-EMPTY", "000-SCHEDULER-WATCHES-UNSCHEDULED", "004-SCHEDULER-WATCH"),
 		func(ctx ginkgo.SpecContext) {
-			f.Needs(framework.ServiceAccounts)
+			f.Needs(framework.ServiceAccounts, framework.Images)
 			node := f.WorkerNodes(ctx)[0].Name
 			auditLog, from := f.AuditLog()
 			pods := f.RecordPods(ctx)

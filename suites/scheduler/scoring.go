@@ -56,6 +56,7 @@ var _ = ginkgo.Describe("Scheduler scoring", func() {
 	ginkgo.It("among feasible nodes: the less allocated is preferred, node affinity and topology spread are honoured",
 		framework.Checks(specScoring, "002-SCORE-LEAST-ALLOCATED", "004-SCORE-LEAST-REQUESTED", "004-TOPOLOGY-AFFINITY"),
 		func(ctx ginkgo.SpecContext) {
+			f.Disturbs("labels real Nodes, or adds simulated ones")
 			pods := f.RecordPods(ctx)
 			n := pickScoringNodes(ctx, f)
 			role := map[string]string{n.busy: "busy", n.idle: "idle", "": "unbound"}

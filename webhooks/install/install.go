@@ -8,6 +8,7 @@ package install
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/framework/podstate"
 	"github.com/kubeproof/kubeproof/internal/pki"
 	"github.com/kubeproof/kubeproof/webhooks"
 )
@@ -30,10 +32,15 @@ import (
 // Name of the webhook server's Deployment, Service, Secret and app label.
 const Name = "kubeproof-webhook"
 
-// Images the server runs as, and puts into the containers it injects.
-type Images struct {
+// Options say how to run the server.
+type Options struct {
+	// Webhook is the server's image; TestApp the image of the containers
+	// it injects.
 	Webhook string
 	TestApp string
+	// Labels go on the webhook configurations (cluster-scoped), to mark
+	// them as the run's.
+	Labels map[string]string
 	// Down deploys a server that never answers (it listens on another
 	// port than its Service and probe use): kubeproof's own fault matrix
 	// uses it to show what a cluster whose webhook server is down does.
@@ -45,10 +52,11 @@ type Server struct {
 	Namespace string
 	CABundle  []byte
 	client    kubernetes.Interface
+	labels    map[string]string
 }
 
 // Deploy starts the webhook server in ns and waits until its Pod is Ready.
-func Deploy(ctx context.Context, client kubernetes.Interface, ns string, img Images, timeout time.Duration) (*Server, error) {
+func Deploy(ctx context.Context, client kubernetes.Interface, ns string, img Options, timeout time.Duration) (*Server, error) {
 	ca, err := pki.NewCA("kubeproof-webhook-ca")
 	if err != nil {
 		return nil, err
@@ -113,6 +121,8 @@ func Deploy(ctx context.Context, client kubernetes.Interface, ns string, img Ima
 	lw := cache.NewFilteredListWatchFromClient(client.DiscoveryV1().RESTClient(), "endpointslices", ns, func(o *metav1.ListOptions) {
 		o.LabelSelector = discoveryv1.LabelServiceName + "=" + Name
 	})
+	ctx, stuck := stopWhenStuck(ctx, client, ns, timeout)
+	defer stuck()
 	// A ready endpoint of the Service: the Pod passed its readiness probe
 	// and the API server can route to it.
 	if _, err := observe.Until(ctx, timeout, "a ready endpoint of Service "+ns+"/"+Name, lw, func(es *discoveryv1.EndpointSlice) (bool, error) {
@@ -125,9 +135,44 @@ func Deploy(ctx context.Context, client kubernetes.Interface, ns string, img Ima
 	}, func(es *discoveryv1.EndpointSlice) string {
 		return fmt.Sprintf("EndpointSlice %s with %d endpoints", es.Name, len(es.Endpoints))
 	}); err != nil {
+		var stuck *StuckError
+		if errors.As(context.Cause(ctx), &stuck) {
+			return nil, stuck
+		}
 		return nil, err
 	}
-	return &Server{Namespace: ns, CABundle: ca.CertPEM(), client: client}, nil
+	return &Server{Namespace: ns, CABundle: ca.CertPEM(), client: client, labels: img.Labels}, nil
+}
+
+// StuckError is the error of a Deploy whose server Pod will not start
+// without outside help (its image cannot be pulled, say): waiting on would
+// only run into the timeout.
+type StuckError struct {
+	Pod    *corev1.Pod
+	Reason string
+}
+
+func (e *StuckError) Error() string {
+	return fmt.Sprintf("the webhook server's Pod %s is stuck: %s", e.Pod.Name, e.Reason)
+}
+
+// stopWhenStuck returns a context that ends, with a *StuckError as its
+// cause, when a Pod of the server is stuck; the returned func stops
+// watching.
+func stopWhenStuck(ctx context.Context, client kubernetes.Interface, ns string, timeout time.Duration) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	lw := cache.NewFilteredListWatchFromClient(client.CoreV1().RESTClient(), "pods", ns, func(o *metav1.ListOptions) {
+		o.LabelSelector = "app=" + Name
+	})
+	go func() {
+		p, err := observe.Until(ctx, timeout, "a stuck Pod of "+Name, lw, func(p *corev1.Pod) (bool, error) {
+			return podstate.StuckReason(p) != "", nil
+		}, nil)
+		if err == nil {
+			cancel(&StuckError{Pod: p, Reason: podstate.StuckReason(p)})
+		}
+	}()
+	return ctx, func() { cancel(nil) }
 }
 
 // Webhook is one webhook of a configuration.
@@ -182,7 +227,7 @@ func (s *Server) ConfigName(name string) string { return "kubeproof-" + s.Namesp
 func (s *Server) Mutating(ctx context.Context, name string, hooks ...Webhook) error {
 	rule, ns, obj := s.scope()
 	none := admissionregistrationv1.SideEffectClassNone
-	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: s.ConfigName(name)}}
+	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: s.ConfigName(name), Labels: s.labels}}
 	for _, w := range hooks {
 		fp, timeout, reinv := defaults(w)
 		cfg.Webhooks = append(cfg.Webhooks, admissionregistrationv1.MutatingWebhook{
@@ -202,7 +247,7 @@ func (s *Server) Mutating(ctx context.Context, name string, hooks ...Webhook) er
 func (s *Server) Validating(ctx context.Context, name string, hooks ...Webhook) error {
 	rule, ns, obj := s.scope()
 	none := admissionregistrationv1.SideEffectClassNone
-	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: s.ConfigName(name)}}
+	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: s.ConfigName(name), Labels: s.labels}}
 	for _, w := range hooks {
 		fp, timeout, _ := defaults(w)
 		cfg.Webhooks = append(cfg.Webhooks, admissionregistrationv1.ValidatingWebhook{

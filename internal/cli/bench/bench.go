@@ -23,6 +23,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/namespace"
 	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/framework/ownership"
 	"github.com/kubeproof/kubeproof/framework/podstate"
 	"github.com/kubeproof/kubeproof/internal/cli/trace"
 )
@@ -62,7 +63,7 @@ func Summarize(values []float64) Distribution {
 // is timed.
 func PodStartup(ctx context.Context, client kubernetes.Interface, n int, image string, timeout time.Duration) ([]float64, error) {
 	ns, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		GenerateName: "kp-bench-", Labels: map[string]string{"kubeproof.io/bench": "true"}}}, metav1.CreateOptions{})
+		GenerateName: "kp-bench-", Labels: map[string]string{"kubeproof.io/bench": "true", ownership.Label: "bench"}}}, metav1.CreateOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("create the benchmark namespace: %w", err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework/namespace"
 	"github.com/kubeproof/kubeproof/framework/noderuntime"
 	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/framework/ownership"
 	"github.com/kubeproof/kubeproof/framework/podstate"
 	"github.com/kubeproof/kubeproof/internal/progress"
 	"github.com/kubeproof/kubeproof/webhooks/install"
@@ -98,7 +99,7 @@ func Trace(ctx context.Context, opts Options) (*Result, error) {
 func traceOnce(ctx context.Context, opts Options, client kubernetes.Interface, k kubectl.Runner, w workload) (run Run, err error) {
 	info := opts.Info
 	ns, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		GenerateName: "kp-trace-", Labels: map[string]string{"kubeproof.io/trace": "true"}}}, metav1.CreateOptions{})
+		GenerateName: "kp-trace-", Labels: map[string]string{"kubeproof.io/trace": "true", ownership.Label: "trace"}}}, metav1.CreateOptions{})
 	if err != nil {
 		return run, fmt.Errorf("create the trace namespace: %w", err)
 	}
@@ -113,7 +114,7 @@ func traceOnce(ctx context.Context, opts Options, client kubernetes.Interface, k
 	// request arrived. It needs our images on the nodes.
 	var hook *install.Server
 	if info.Has(cluster.LoadImage) {
-		hook, err = install.Deploy(ctx, client, ns.Name, install.Images{Webhook: images.Webhook.Ref, TestApp: images.TestApp.Ref}, 2*time.Minute)
+		hook, err = install.Deploy(ctx, client, ns.Name, install.Options{Webhook: images.Webhook.Ref, TestApp: images.TestApp.Ref, Labels: ownership.Labels("trace")}, 2*time.Minute)
 		if err != nil {
 			return run, fmt.Errorf("install the recorder webhook: %w", err)
 		}

@@ -97,6 +97,7 @@ func (p *Provider) Up(ctx context.Context) (info *cluster.Info, err error) {
 		bringup.Step{Name: "audit policy, PKI and log directories", Run: u.hostFiles},
 		bringup.Step{Name: fmt.Sprintf("kind create (1 control plane, %d workers)", c.Workers), Run: u.create},
 		bringup.Step{Name: "images loaded into every node", Run: u.loadImages},
+		bringup.Step{Name: "registry access", Run: u.registryAccess},
 		bringup.Step{Name: "components left out", Run: u.leaveOut},
 		bringup.Step{Name: "pod network", Run: u.podNetwork},
 		bringup.Step{Name: "nodes Ready", Run: u.nodesReady},
@@ -104,6 +105,7 @@ func (p *Provider) Up(ctx context.Context) (info *cluster.Info, err error) {
 		return nil, err
 	}
 	info = p.info(u)
+	info.PullsFrom(c.ImageRegistry, !c.SkipImageLoad)
 	if err := info.Save(l.infoFile()); err != nil {
 		return nil, err
 	}
@@ -179,6 +181,9 @@ func (u *bringUp) buildImages(context.Context) error {
 		return err
 	}
 	for _, img := range append(slices.Clone(images.All), images.CNI) {
+		if u.p.cfg.SkipImageLoad && images.IsWorkload(img) {
+			continue // the nodes pull it from the run's registry
+		}
 		path, err := imagebuild.Build(img, programs, u.p.cfg.CacheDir)
 		if err != nil {
 			return err
@@ -267,7 +272,7 @@ func (p *Provider) info(u *bringUp) *cluster.Info {
 		Context:           "kind-" + c.Name,
 		KubernetesVersion: c.KubernetesVersion,
 		Capabilities: []cluster.Capability{cluster.AuditLog, cluster.EtcdAccess, cluster.ControlPlaneFlags,
-			cluster.LoadImage, cluster.NodeExec, cluster.ClusterCA},
+			cluster.LoadImage, cluster.NodeExec, cluster.ClusterCA, cluster.Disposable},
 		Reasons: map[cluster.Capability]string{
 			cluster.RegistryPull: "no container registry is reachable here: kubeproof loads its images into the nodes, nothing is pulled",
 		},

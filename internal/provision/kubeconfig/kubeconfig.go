@@ -9,7 +9,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
 )
@@ -23,9 +22,12 @@ type Provider struct {
 	Context string
 	// Kubectl is the kubectl to run; empty means the one in PATH.
 	Kubectl string
+	// Disposable: the user said nobody else uses the cluster.
+	Disposable bool
 }
 
-// New returns the provider for the cluster at path (and context).
+// New returns the provider for the cluster at path (and context); an empty
+// path follows kubectl's rules ($KUBECONFIG, ~/.kube/config).
 func New(path, kubeContext string) *Provider {
 	return &Provider{Path: path, Context: kubeContext}
 }
@@ -45,15 +47,9 @@ func (p *Provider) Info(ctx context.Context) (*cluster.Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := p.Context
-	if name == "" {
-		if raw, err := clientcmd.LoadFromFile(p.Path); err == nil {
-			name = raw.CurrentContext
-		}
-	}
 	info := &cluster.Info{
 		Provider:   ProviderName,
-		Name:       name,
+		Name:       cluster.CurrentContext(p.Path, p.Context),
 		Kubeconfig: p.Path,
 		Context:    p.Context,
 		Reasons: map[cluster.Capability]string{
@@ -66,6 +62,11 @@ func (p *Provider) Info(ctx context.Context) (*cluster.Info, error) {
 			cluster.RegistryPull:      "kubeproof does not know a registry your nodes pull from",
 		},
 		CreatedAt: time.Now(),
+	}
+	if p.Disposable {
+		info.Capabilities = append(info.Capabilities, cluster.Disposable)
+	} else {
+		info.Reasons[cluster.Disposable] = "kubeproof did not make this cluster, and others may be using it (pass --disposable if nobody else does)"
 	}
 	if v, err := client.Discovery().ServerVersion(); err == nil {
 		info.KubernetesVersion = v.GitVersion

@@ -14,7 +14,7 @@ import (
 // containerdConfig keeps containerd's root, state, socket and CNI config in
 // the cluster's own directories. restrict_oom_score_adj is required on hosts
 // without CAP_SYS_RESOURCE (runc fails to create any sandbox otherwise).
-func containerdConfig(l layout) string {
+func containerdConfig(c Config, l layout) string {
 	return fmt.Sprintf(`version = 2
 root = %q
 state = %q
@@ -54,7 +54,20 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 [plugins."io.containerd.internal.v1.opt"]
   path = %q
 `, l.containerdRoot(), l.containerdState(), l.containerdSock(), l.containerdSock()+".ttrpc",
-		images.Pause.Ref, l.runcRoot(), l.cniConfDir(), l.containerdRoot()+"/opt")
+		images.Pause.Ref, l.runcRoot(), l.cniConfDir(), l.containerdRoot()+"/opt") + registryMirror(c.Shape)
+}
+
+// registryMirror is the containerd configuration that makes the nodes pull
+// from an insecure (plain HTTP) registry; nothing for a secure one.
+func registryMirror(s cluster.Shape) string {
+	if s.ImageRegistry == "" || !s.InsecureRegistry {
+		return ""
+	}
+	host, _, _ := strings.Cut(s.ImageRegistry, "/")
+	return fmt.Sprintf(`
+[plugins."io.containerd.grpc.v1.cri".registry.mirrors.%q]
+  endpoint = ["http://%s"]
+`, host, host)
 }
 
 // kubeletConfig is the kubelet's configuration file.
@@ -131,7 +144,7 @@ iptables:
 func writeConfigFiles(c Config, l layout) error {
 	files := map[string]string{
 		l.conf("audit-policy.yaml"):   cluster.AuditPolicy,
-		l.conf("containerd.toml"):     containerdConfig(l),
+		l.conf("containerd.toml"):     containerdConfig(c, l),
 		l.conf("kubelet.yaml"):        kubeletConfig(c, l),
 		l.conf("kube-proxy.yaml"):     kubeProxyConfig(c, l),
 		l.conf("authentication.yaml"): string(c.AuthenticationConfig),

@@ -84,7 +84,7 @@ func (p *Provider) info(bin binaries.Set) *cluster.Info {
 		KubernetesVersion: c.KubernetesVersion,
 		Capabilities: []cluster.Capability{
 			cluster.AuditLog, cluster.EtcdAccess, cluster.ControlPlaneFlags,
-			cluster.LoadImage, cluster.NodeExec, cluster.ClusterCA,
+			cluster.LoadImage, cluster.NodeExec, cluster.ClusterCA, cluster.Disposable,
 		},
 		Reasons: map[cluster.Capability]string{
 			cluster.RegistryPull: "no container registry is reachable here: kubeproof loads its images into the node, nothing is pulled",

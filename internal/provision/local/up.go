@@ -104,6 +104,9 @@ func buildImages(c Config) (map[string]string, error) {
 	}
 	tars := map[string]string{}
 	for _, img := range images.All {
+		if c.SkipImageLoad && images.IsWorkload(img) {
+			continue
+		}
 		tar, err := imagebuild.Build(img, programDir, c.CacheDir)
 		if err != nil {
 			return nil, err
@@ -338,6 +341,7 @@ func (p *Provider) create(ctx context.Context, st *state, bin binaries.Set, tars
 	info := p.info(bin)
 	info.Components = steps.Status()
 	info.CreatedAt = begin
+	info.PullsFrom(c.ImageRegistry, !c.SkipImageLoad)
 	if err := info.Save(l.infoFile()); err != nil {
 		return nil, err
 	}

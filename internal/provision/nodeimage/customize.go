@@ -79,6 +79,11 @@ var containerdConfig = `version = 2
 [plugins."io.containerd.grpc.v1.cri".cni]
   bin_dir = "/opt/cni/bin"
   conf_dir = "/etc/cni/net.d"
+
+# Registry hosts (hosts.toml per registry), read at each pull: the kind
+# provider writes one for a cluster's --image-registry.
+[plugins."io.containerd.grpc.v1.cri".registry]
+  config_path = "/etc/containerd/certs.d"
 `
 
 // defaultStorage is kind's storage manifest for our nodes: the in-tree
