@@ -115,7 +115,7 @@ func (f *Framework) Needs(facts ...Fact) {
 			}
 			s := canary[g]
 			if s.Unavailable {
-				ginkgo.Skip("not checkable here: the spec runs kubeproof's images, which the nodes do not have: " + s.Detail)
+				ginkgo.Skip("the spec runs kubeproof's images, which the nodes do not have: " + s.Detail)
 			}
 			if !s.OK {
 				stop(factInfo[g].component, factInfo[g].what, "the canary before the specs saw it not happen: "+s.Detail)
@@ -135,7 +135,7 @@ func (f *Framework) NeedsAccess(perms ...access.Permission) {
 	ginkgo.GinkgoHelper()
 	for _, p := range perms {
 		if reason, ok := denied[p.String()]; ok {
-			ginkgo.Skip(fmt.Sprintf("not checkable here: the kubeconfig's user may not %s (SelfSubjectAccessReview%s), which %s needs", p, reasonSuffix(reason), p.For))
+			ginkgo.Skip(fmt.Sprintf("the kubeconfig's user may not %s (SelfSubjectAccessReview%s), which %s needs", p, reasonSuffix(reason), p.For))
 		}
 	}
 }
@@ -183,7 +183,13 @@ func runCanary(ctx context.Context) canaryResult {
 	c.walk(ctx)
 	for i, s := range steps {
 		if s.Reached {
-			note(factInfo[i].component, s.OK, describeStep(Fact(i), s))
+			component := factInfo[i].component
+			if s.Unavailable {
+				// Not the kubelet's fault: the nodes were never given
+				// our images, or cannot reach the registry that has them.
+				component = "kubeproof's images"
+			}
+			note(component, s.OK, describeStep(Fact(i), s))
 		}
 	}
 	return canaryResult{Steps: steps, Denied: c.denied}

@@ -139,11 +139,13 @@ func (f *Framework) Etcd() *etcd.Client {
 }
 
 // Samples is a timing measured several times: the median is what a timing
-// claim is judged on, the spread is there to be read beside it.
+// claim is judged on, the spread is there to be read beside it. Without
+// samples there is no median (nil): a claim judged on it is not checkable,
+// never refuted by a zero nobody measured.
 type Samples struct {
-	Median float64   `json:"median"`
-	Min    float64   `json:"min"`
-	Max    float64   `json:"max"`
+	Median *float64  `json:"median,omitempty"`
+	Min    *float64  `json:"min,omitempty"`
+	Max    *float64  `json:"max,omitempty"`
 	N      int       `json:"n"`
 	Values []float64 `json:"values"`
 }
@@ -155,12 +157,11 @@ func NewSamples(values []float64) Samples {
 		return s
 	}
 	sorted := slices.Sorted(slices.Values(values))
-	s.Min, s.Max = sorted[0], sorted[len(sorted)-1]
-	if n := len(sorted); n%2 == 1 {
-		s.Median = sorted[n/2]
-	} else {
-		s.Median = (sorted[n/2-1] + sorted[n/2]) / 2
+	median := sorted[len(sorted)/2]
+	if n := len(sorted); n%2 == 0 {
+		median = (sorted[n/2-1] + sorted[n/2]) / 2
 	}
+	s.Min, s.Max, s.Median = &sorted[0], &sorted[len(sorted)-1], &median
 	return s
 }
 

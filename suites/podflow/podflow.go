@@ -106,7 +106,14 @@ type eventsEvidence struct {
 	InOrder          bool     `json:"inOrder"`
 }
 
+// The Pod's events about its image, when the node did not have it.
+type pullEvidence struct {
+	Reasons       []string `json:"reasons"`
+	PulledMessage string   `json:"pulledMessage"`
+}
+
 var (
+	pull       = framework.DeclareEvidence[pullEvidence]("pull", specCreate)
 	applied    = framework.DeclareEvidence[applyEvidence]("apply", specCreate, specStatusWindow, specDelete)
 	stored     = framework.DeclareEvidence[storedEvidence]("stored", specCreate)
 	bound      = framework.DeclareEvidence[boundEvidence]("bound", specCreate)
@@ -218,6 +225,18 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 				eev.ScheduledMessage = f.Generalize(e.Message, map[string]string{node: "{node}", podName: "{name}"})
 			}
 			events.Record(eev)
+			// Only a Pod whose image the node lacked says anything about
+			// pulling: the kubelet reports a present image as Pulled
+			// "already present on machine", without a Pulling event.
+			if e := framework.FindEvent(evs, podName, "Pulled"); e != nil && strings.Contains(e.Message, "already present") {
+				pull.Unobservable("the image was already on the node (Pulled: %q): nothing was downloaded for this Pod", e.Message)
+			} else {
+				pe := pullEvidence{Reasons: reasons}
+				if e != nil {
+					pe.PulledMessage = e.Message
+				}
+				pull.Record(pe)
+			}
 
 			if auditLog != nil {
 				recordStatusWrites(ctx, f, auditLog, from, node)

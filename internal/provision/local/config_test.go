@@ -152,11 +152,8 @@ func TestKubeProxyConfigDecodesStrictly(t *testing.T) {
 
 func TestContainerdConfigParses(t *testing.T) {
 	l := layout{name: "t"}
-	c := testConfig()
-	c.Shape.ImageRegistry = "127.0.0.1:5001/kubeproof"
-	c.Shape.InsecureRegistry = true
 	var conf map[string]any
-	if _, err := toml.Decode(containerdConfig(c, l), &conf); err != nil {
+	if _, err := toml.Decode(containerdConfig(l), &conf); err != nil {
 		t.Fatalf("containerd config: %v", err)
 	}
 	if conf["root"] != l.containerdRoot() {
@@ -166,9 +163,8 @@ func TestContainerdConfigParses(t *testing.T) {
 	if cri["restrict_oom_score_adj"] != true {
 		t.Error("restrict_oom_score_adj must be set")
 	}
-	mirror := cri["registry"].(map[string]any)["mirrors"].(map[string]any)["127.0.0.1:5001"].(map[string]any)
-	if ep := mirror["endpoint"].([]any); len(ep) != 1 || ep[0] != "http://127.0.0.1:5001" {
-		t.Errorf("insecure registry mirror endpoint = %v", ep)
+	if p := cri["registry"].(map[string]any)["config_path"]; p != l.registryHostsDir() {
+		t.Errorf("registry config_path = %v", p)
 	}
 }
 

@@ -9,12 +9,13 @@ import (
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/internal/pki"
 	"github.com/kubeproof/kubeproof/internal/provision/cni"
+	"github.com/kubeproof/kubeproof/internal/provision/registryhosts"
 )
 
-// containerdConfig keeps containerd's root, state, socket and CNI config in
-// the cluster's own directories. restrict_oom_score_adj is required on hosts
+// containerdConfig keeps containerd's root, state, socket, CNI config and
+// registry hosts (package registryhosts) in the cluster's own directories. restrict_oom_score_adj is required on hosts
 // without CAP_SYS_RESOURCE (runc fails to create any sandbox otherwise).
-func containerdConfig(c Config, l layout) string {
+func containerdConfig(l layout) string {
 	return fmt.Sprintf(`version = 2
 root = %q
 state = %q
@@ -50,24 +51,13 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = %q
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = %q
 
 [plugins."io.containerd.internal.v1.opt"]
   path = %q
 `, l.containerdRoot(), l.containerdState(), l.containerdSock(), l.containerdSock()+".ttrpc",
-		images.Pause.Ref, l.runcRoot(), l.cniConfDir(), l.containerdRoot()+"/opt") + registryMirror(c.Shape)
-}
-
-// registryMirror is the containerd configuration that makes the nodes pull
-// from an insecure (plain HTTP) registry; nothing for a secure one.
-func registryMirror(s cluster.Shape) string {
-	if s.ImageRegistry == "" || !s.InsecureRegistry {
-		return ""
-	}
-	host, _, _ := strings.Cut(s.ImageRegistry, "/")
-	return fmt.Sprintf(`
-[plugins."io.containerd.grpc.v1.cri".registry.mirrors.%q]
-  endpoint = ["http://%s"]
-`, host, host)
+		images.Pause.Ref, l.runcRoot(), l.cniConfDir(), l.registryHostsDir(), l.containerdRoot()+"/opt")
 }
 
 // kubeletConfig is the kubelet's configuration file.
@@ -144,11 +134,19 @@ iptables:
 func writeConfigFiles(c Config, l layout) error {
 	files := map[string]string{
 		l.conf("audit-policy.yaml"):   cluster.AuditPolicy,
-		l.conf("containerd.toml"):     containerdConfig(c, l),
+		l.conf("containerd.toml"):     containerdConfig(l),
 		l.conf("kubelet.yaml"):        kubeletConfig(c, l),
 		l.conf("kube-proxy.yaml"):     kubeProxyConfig(c, l),
 		l.conf("authentication.yaml"): string(c.AuthenticationConfig),
 		l.conf("admission.yaml"):      string(c.AdmissionConfig),
+	}
+	// The node has a network namespace of its own: this machine's
+	// loopback is the host end of its link there.
+	for host, file := range registryhosts.Files(c.Shape, c.network().hostIP.String()) {
+		files[filepath.Join(l.registryHostsDir(), host, "hosts.toml")] = file
+		if host != images.LoadedRegistry {
+			c.Progress.Infof("the node pulls %s from %s: a registry on this machine must listen there too", c.ImageRegistry, registryhosts.Server(file))
+		}
 	}
 	for path, content := range files {
 		if content == "" {

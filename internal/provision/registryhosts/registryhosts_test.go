@@ -1,4 +1,4 @@
-package kind
+package registryhosts
 
 import (
 	"strings"
@@ -7,9 +7,10 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/framework/images"
 )
 
-func TestHostsTOML(t *testing.T) {
+func TestFiles(t *testing.T) {
 	cases := []struct {
 		shape      cluster.Shape
 		host, want string // want: the server, "" for no file
@@ -20,10 +21,11 @@ func TestHostsTOML(t *testing.T) {
 		{cluster.Shape{ImageRegistry: "registry.example/x"}, "registry.example", ""},
 	}
 	for _, c := range cases {
-		host, file := hostsTOML(c.shape, "172.18.0.1")
-		if host != c.host {
-			t.Errorf("%s: host %q, want %q", c.shape.ImageRegistry, host, c.host)
+		files := Files(c.shape, "172.18.0.1")
+		if Server(files[images.LoadedRegistry]) != Nowhere {
+			t.Errorf("%s: pulls of %s go to %q", c.shape.ImageRegistry, images.LoadedRegistry, Server(files[images.LoadedRegistry]))
 		}
+		file := files[c.host]
 		if c.want == "" {
 			if file != "" {
 				t.Errorf("%s: a hosts file for a secure remote registry: %s", c.shape.ImageRegistry, file)
@@ -40,8 +42,8 @@ func TestHostsTOML(t *testing.T) {
 		if _, err := toml.Decode(file, &parsed); err != nil {
 			t.Fatalf("%s: %v\n%s", c.shape.ImageRegistry, err, file)
 		}
-		if parsed.Server != c.want || serverOf(file) != c.want {
-			t.Errorf("%s: server %q (%q), want %q", c.shape.ImageRegistry, parsed.Server, serverOf(file), c.want)
+		if parsed.Server != c.want || Server(file) != c.want {
+			t.Errorf("%s: server %q (%q), want %q", c.shape.ImageRegistry, parsed.Server, Server(file), c.want)
 		}
 		if h, ok := parsed.Host[c.want]; !ok || !strings.Contains(strings.Join(h.Capabilities, ","), "pull") {
 			t.Errorf("%s: host section %v", c.shape.ImageRegistry, parsed.Host)
