@@ -1,10 +1,11 @@
 // Command kubeproof checks, claim by claim, what documentation says happens
 // between `kubectl apply` and a Running, Ready Pod, against a real cluster.
 //
-// Exit codes (see framework/exitcode): 0 everything ran and passed, 1 a spec
+// Exit codes (see internal/exitcode): 0 everything ran and passed, 1 a spec
 // failed, 2 usage, 3 permission, 4 conflict, 5 missing tool, 6 bad
-// kubeconfig, 7 cluster unreachable, 8 cluster setup failed, 9 internal,
-// 130 interrupted.
+// kubeconfig, 7 cluster unreachable, 8 cluster setup failed, 9 internal, 10
+// refuted (--fail-on-refuted), 11 forbidden, 12 registry, 130 interrupted,
+// 143 terminated.
 package main
 
 import (

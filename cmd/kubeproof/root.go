@@ -63,7 +63,7 @@ Pod, and reports per claim whether the cluster confirmed it.`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&o.provider, "provider", "local", providerHelp())
 	pf.StringVar(&o.name, "name", cluster.DefaultName, "cluster name (providers that make clusters)")
-	pf.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of an existing cluster (kubeconfig provider; default $KUBECONFIG)")
+	pf.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of an existing cluster (kubeconfig provider; default: as kubectl, $KUBECONFIG then ~/.kube/config)")
 	pf.StringVar(&o.context, "context", "", "kubeconfig context (kubeconfig provider)")
 	pf.BoolVar(&o.disposable, "disposable", false, "nobody else uses the existing cluster: also run the specs that add Nodes, label real ones, compact etcd or bind roles in default (kubeconfig provider)")
 	pf.StringVar(&o.cacheDir, "cache-dir", cluster.DefaultCacheDir(), "where built binaries and images are cached ($KUBEPROOF_CACHE_DIR)")

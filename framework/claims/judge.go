@@ -412,6 +412,15 @@ func missingEvidence(evidence string, specs []SpecResult) (Verdict, string) {
 			return NotCheckable, fmt.Sprintf("not checkable here, because %s (spec %s stopped before it observed %s)", what, s.ID, evidence)
 		}
 	}
+	// A summary of samples (framework.Samples) has no median when nothing
+	// was sampled: the spec looked, and there was nothing to measure.
+	if parent, _, ok := cutLast(evidence); ok {
+		for _, s := range specs {
+			if n, ok := Lookup(s.Evidence, parent+".n"); ok && fmt.Sprint(n) == "0" {
+				return NotCheckable, fmt.Sprintf("not checkable here: spec %s took no samples of %s (%s.n = 0)", s.ID, parent, parent)
+			}
+		}
+	}
 	return Error, fmt.Sprintf("no spec recorded the evidence %s (a harness bug)", evidence)
 }
 
@@ -486,4 +495,13 @@ func Summarize(rs []Result) Summary {
 		s[r.Verdict]++
 	}
 	return s
+}
+
+// cutLast splits a dotted evidence path at its last dot.
+func cutLast(path string) (parent, field string, ok bool) {
+	i := strings.LastIndex(path, ".")
+	if i < 0 {
+		return "", "", false
+	}
+	return path[:i], path[i+1:], true
 }

@@ -51,6 +51,15 @@ claims:
   specs: [flow]
   expect:
   - {evidence: invalidAndForbidden.code, equals: 403}
+- id: X-TIMING
+  section: s
+  quote: q
+  statement: pulling takes 5-30 s
+  component: kubelet
+  kind: timing
+  specs: [flow]
+  expect:
+  - {evidence: timing.pullMs.median, atLeast: 5000, atMost: 30000}
 `
 
 func rules(t *testing.T) *Catalog {
@@ -130,6 +139,20 @@ func TestUnobservableEvidence(t *testing.T) {
 	}
 }
 
+// A timing with no samples (nothing was pulled) has no median: the claim
+// is not checkable, neither refuted by a zero nor a harness error.
+func TestNoSamplesIsNotCheckable(t *testing.T) {
+	spec := SpecResult{ID: "flow", State: "passed", Evidence: map[string]any{"timing": map[string]any{"pullMs": map[string]any{"n": 0.0}}}}
+	r := judgeOne(t, "X-TIMING", spec)
+	if r.Verdict != NotCheckable || !strings.Contains(r.Reason, "took no samples of timing.pullMs") {
+		t.Errorf("%s (%s)", r.Verdict, r.Reason)
+	}
+	spec.Evidence["timing"] = map[string]any{"pullMs": map[string]any{"n": 3.0, "median": 1200.0}}
+	if r := judgeOne(t, "X-TIMING", spec); r.Verdict != Refuted {
+		t.Errorf("with samples: %s (%s)", r.Verdict, r.Reason)
+	}
+}
+
 type boundEv struct {
 	Bound bool `json:"bound"`
 }
@@ -169,6 +192,11 @@ func TestCheckEvidence(t *testing.T) {
 			Code int `json:"code"`
 		}{}, "flow", "invalidAndForbidden", struct {
 			Code int `json:"code"`
+		}{}, "flow", "timing", struct {
+			PullMs struct {
+				Median *float64 `json:"median,omitempty"`
+				N      int      `json:"n"`
+			} `json:"pullMs"`
 		}{})
 	if errs := CheckEvidence(cat, all); len(errs) != 0 {
 		t.Fatalf("declared evidence reported: %v", errs)

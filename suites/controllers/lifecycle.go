@@ -74,16 +74,19 @@ type orphanEvidence struct {
 // A rolling update: the extremes maxSurge and maxUnavailable bound, and the
 // ReplicaSets before and after.
 type rolloutEvidence struct {
-	Completed     bool   `json:"completed"`
-	Replicas      int32  `json:"replicas"`
-	MaxDesired    int32  `json:"maxDesired"`
-	MaxPods       int    `json:"maxPods"`
-	MinAvailable  int32  `json:"minAvailable"`
-	WithinBounds  bool   `json:"withinBounds"`
-	NewReplicaSet bool   `json:"newReplicaSet"`
-	OldScaledDown bool   `json:"oldScaledDown"`
-	OldRevision   string `json:"oldRevision"`
-	NewRevision   string `json:"newRevision"`
+	Completed    bool  `json:"completed"`
+	Replicas     int32 `json:"replicas"`
+	MaxDesired   int32 `json:"maxDesired"`
+	MaxPods      int   `json:"maxPods"`
+	MinAvailable int32 `json:"minAvailable"`
+	WithinBounds bool  `json:"withinBounds"`
+	// PodsWithinBounds: the Pods that existed (not terminating) never
+	// outnumbered replicas + maxSurge.
+	PodsWithinBounds bool   `json:"podsWithinBounds"`
+	NewReplicaSet    bool   `json:"newReplicaSet"`
+	OldScaledDown    bool   `json:"oldScaledDown"`
+	OldRevision      string `json:"oldRevision"`
+	NewRevision      string `json:"newRevision"`
 }
 
 type reconcilesEvidence struct {
@@ -589,7 +592,13 @@ func rolloutBounds(ev *rolloutEvidence, rsEvents []observe.Event, rsStart int, p
 		maxPods = max(maxPods, podsNow(podEvents[:i+1]).existing)
 	}
 	ev.MaxDesired, ev.MaxPods, ev.MinAvailable = maxDesired, maxPods, minAvailable
-	ev.WithinBounds = maxDesired <= ev.Replicas+1 && int32(maxPods) <= ev.Replicas+1 && minAvailable >= ev.Replicas
+	// The bounds are the Deployment controller's, on the ReplicaSets it
+	// scales: what they ask for, and what they report available. The Pods
+	// that exist can outnumber that for a moment (a scaled-down
+	// ReplicaSet's controller has not yet marked its Pod for deletion when
+	// the other's creates one); that is PodsWithinBounds, shown beside it.
+	ev.WithinBounds = maxDesired <= ev.Replicas+1 && minAvailable >= ev.Replicas
+	ev.PodsWithinBounds = int32(maxPods) <= ev.Replicas+1
 }
 
 // containersStopped reports whether every container of p has terminated.

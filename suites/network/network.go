@@ -121,17 +121,22 @@ var _ = ginkgo.Describe("Pod network", func() {
 			f.Needs(framework.PodsReady)
 			pods := startReady(ctx, f, f.RecordPods(ctx), appPod("alpha", nil), appPod("beta", nil))
 			a, b := pods["alpha"].Pod, pods["beta"].Pod
-			node, err := f.Client.CoreV1().Nodes().Get(ctx, a.Spec.NodeName, metav1.GetOptions{})
-			framework.ExpectNoError(err, "read the node")
-			inCIDR := func(ip string) bool {
-				_, n, err := net.ParseCIDR(node.Spec.PodCIDR)
-				return err == nil && n.Contains(net.ParseIP(ip))
+			// Each Pod's IP against the pod CIDR of its own node: the two
+			// may run on different nodes.
+			podCIDR := func(p *corev1.Pod) string {
+				node, err := f.Client.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
+				framework.ExpectNoError(err, "read node %s", p.Spec.NodeName)
+				return node.Spec.PodCIDR
+			}
+			inCIDR := func(p *corev1.Pod) bool {
+				_, n, err := net.ParseCIDR(podCIDR(p))
+				return err == nil && n.Contains(net.ParseIP(p.Status.PodIP))
 			}
 			ab := f.Fetch(ctx, "alpha", "", "http://"+b.Status.PodIP+":8080/", 3)
 			ba := f.Fetch(ctx, "beta", "", "http://"+a.Status.PodIP+":8080/", 3)
 			ev := podIPsEvidence{
-				Distinct: a.Status.PodIP != b.Status.PodIP, InNodePodCIDR: inCIDR(a.Status.PodIP) && inCIDR(b.Status.PodIP),
-				AlphaReachesBeta: ab.Responses["beta"] == 3, BetaReachesAlpha: ba.Responses["alpha"] == 3, PodCIDR: node.Spec.PodCIDR,
+				Distinct: a.Status.PodIP != b.Status.PodIP, InNodePodCIDR: inCIDR(a) && inCIDR(b),
+				AlphaReachesBeta: ab.Responses["beta"] == 3, BetaReachesAlpha: ba.Responses["alpha"] == 3, PodCIDR: podCIDR(a),
 			}
 			if ab.Last != nil {
 				ev.Eth0HasPodIP = testapp.HasAddr(ab.Last.Interfaces["eth0"], b.Status.PodIP)

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/access"
@@ -281,6 +282,16 @@ var _ = ginkgo.Describe("Scheduler filtering", func() {
 				ev.WaitNamesResource, ev.Message = strings.Contains(msg, "Insufficient "+res), strings.ReplaceAll(f.Generalize(msg, nil), res, "{resource}")
 			}
 			framework.ExpectNoError(f.Client.CoreV1().Pods(f.Namespace).Delete(ctx, "first", metav1.DeleteOptions{}), "delete the first Pod")
+			// The resource is free once the Pod object is gone, which waits
+			// for its kubelet to stop it: the scheduler's window starts then.
+			if _, gone := framework.Await(ctx, pods, "the first Pod removed", framework.Timeout.PodStart, func(es []observe.Event) bool {
+				return slices.ContainsFunc(es, func(e observe.Event) bool {
+					p := framework.PodOf(e)
+					return e.Type == watch.Deleted && p != nil && p.Name == "first"
+				})
+			}); !gone {
+				framework.Unmet("kubelet", "the first Pod was stopped and removed", "still there after "+framework.Timeout.PodStart.String())
+			}
 			second := bindings(ctx, pods, "second")["second"]
 			ev.SecondOnAdvertisingNodeAfterFree = second == node
 			extended.Record(ev)
