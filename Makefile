@@ -36,7 +36,7 @@ run: build
 
 ## test: unit tests, then the suites on a local cluster and on a kind cluster
 ## made for the occasion, then the fault matrix's CI subset
-test: lint unit e2e e2e-kind faults-ci interrupt
+test: lint unit e2e e2e-kind faults-ci interrupt registry
 
 ## test-kind: the suites on a kind cluster only
 test-kind: e2e-kind
@@ -74,6 +74,12 @@ faults-ci: build
 ## nothing left on the machine
 interrupt: build
 	$(GO) test -tags e2e -count=1 -run TestInterrupt -v ./cmd/kubeproof
+
+## registry: a cluster kubeproof made, checked as one it did not: its nodes
+## pull kubeproof's images from a registry served here, the suites reach it
+## through a kubeconfig only (ci/registry.sh; PROVIDER=kind for kind)
+registry: build
+	ci/registry.sh $(PROVIDER)
 
 ## rounds: ROUNDS runs in a row on PROVIDER, and the verdicts that differ
 ROUNDS   ?= 10

@@ -79,6 +79,9 @@ func newEnvCommand(o *options) *cobra.Command {
 			if f, ok := p.(cluster.InfoFiler); ok {
 				fmt.Printf("export KUBEPROOF_CLUSTER_INFO=%s\n", shellQuote(f.InfoFile()))
 			}
+			if info.NodeRegistry != "" {
+				fmt.Printf("export KUBEPROOF_NODE_REGISTRY=%s\n", shellQuote(info.NodeRegistry))
+			}
 			if info.Kubectl != "" {
 				fmt.Printf("# kubectl %s: %s\n", info.KubernetesVersion, info.Kubectl)
 			}

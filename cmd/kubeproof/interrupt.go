@@ -67,9 +67,9 @@ func (in *interrupts) signal(s os.Signal) {
 	n := in.count
 	if n == 1 {
 		in.first = s
-		printer().Infof("%s: stopping; the cluster this run made is removed (a second one skips the report)", name(s))
+		printer().Infof("%s: stopping; a cluster this command made is removed (a second one skips the report)", name(s))
 	} else if n == 2 {
-		printer().Infof("%s again: skipping the report; the cluster this run made is still removed", name(s))
+		printer().Infof("%s again: skipping the report; a cluster this command made is still removed", name(s))
 	}
 	hooks := append([]func(int){}, in.hooks...)
 	in.mu.Unlock()

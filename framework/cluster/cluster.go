@@ -60,6 +60,10 @@ type Info struct {
 	// ImageRegistry is where the nodes pull the images the specs run from,
 	// when they are not loaded into them ("" for loaded images).
 	ImageRegistry string `json:"imageRegistry,omitempty"`
+	// NodeRegistry is the address (host:port) at which the nodes reach a
+	// registry on this machine's loopback: one serving them must listen
+	// there too (`kubeproof env` prints it as KUBEPROOF_NODE_REGISTRY).
+	NodeRegistry string `json:"nodeRegistry,omitempty"`
 	// Kubectl is a kubectl binary matching the cluster's version, if known.
 	Kubectl string `json:"kubectl,omitempty"`
 	// AuditLogPath is set with AuditLog.

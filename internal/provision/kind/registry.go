@@ -24,6 +24,8 @@ func (u *bringUp) registryAccess(context.Context) error {
 		if err != nil {
 			return err
 		}
+		// Every node has the same gateway: the host's end of the network.
+		u.nodeRegistry = registryhosts.NodeAddress(s, gw)
 		for host, file := range registryhosts.Files(s, gw) {
 			if err := nodeutils.WriteFile(n, "/etc/containerd/certs.d/"+host+"/hosts.toml", file); err != nil {
 				return fmt.Errorf("write the registry configuration of node %s: %w", n, err)

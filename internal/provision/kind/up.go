@@ -106,6 +106,7 @@ func (p *Provider) Up(ctx context.Context) (info *cluster.Info, err error) {
 	}
 	info = p.info(u)
 	info.PullsFrom(c.ImageRegistry, !c.SkipImageLoad)
+	info.NodeRegistry = u.nodeRegistry
 	if err := info.Save(l.infoFile()); err != nil {
 		return nil, err
 	}
@@ -129,6 +130,8 @@ type bringUp struct {
 	cp       nodes.Node
 	cpIP     string
 	client   kubernetes.Interface
+	// nodeRegistry: where the nodes reach a loopback registry.
+	nodeRegistry string
 }
 
 // docker finds the Docker API to use, starting kubeproof's private daemon

@@ -33,6 +33,7 @@ import (
 	"github.com/kubeproof/kubeproof/internal/provision/hostchange"
 	"github.com/kubeproof/kubeproof/internal/provision/imagebuild"
 	"github.com/kubeproof/kubeproof/internal/provision/process"
+	"github.com/kubeproof/kubeproof/internal/provision/registryhosts"
 )
 
 // Timeouts for one component to become ready. They are generous because a
@@ -342,6 +343,7 @@ func (p *Provider) create(ctx context.Context, st *state, bin binaries.Set, tars
 	info.Components = steps.Status()
 	info.CreatedAt = begin
 	info.PullsFrom(c.ImageRegistry, !c.SkipImageLoad)
+	info.NodeRegistry = registryhosts.NodeAddress(c.Shape, c.network().hostIP.String())
 	if err := info.Save(l.infoFile()); err != nil {
 		return nil, err
 	}

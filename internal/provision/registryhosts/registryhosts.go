@@ -12,6 +12,7 @@
 package registryhosts
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"strings"
@@ -24,6 +25,21 @@ import (
 // loopback, where nothing of ours listens, so the pull is refused at once.
 const Nowhere = "http://127.0.0.1:9"
 
+// NodeAddress is where a node whose way to this machine is gateway reaches
+// the cluster's registry when that registry is on this machine's loopback
+// (host:port), or "" when it is elsewhere. A registry serving the nodes
+// must listen there too.
+func NodeAddress(s cluster.Shape, gateway string) string {
+	host, _, _ := strings.Cut(s.ImageRegistry, "/")
+	if h, port, err := net.SplitHostPort(host); err == nil && isLoopback(h) {
+		return net.JoinHostPort(gateway, port)
+	}
+	if isLoopback(host) {
+		return gateway
+	}
+	return ""
+}
+
 // Files are the hosts.toml files (registry host -> content) for a node
 // whose way to this machine is gateway ("127.0.0.1" for a node that is this
 // machine).
@@ -33,12 +49,7 @@ func Files(s cluster.Shape, gateway string) map[string]string {
 		return files
 	}
 	host, _, _ := strings.Cut(s.ImageRegistry, "/")
-	server := host
-	if h, port, err := net.SplitHostPort(host); err == nil && isLoopback(h) {
-		server = net.JoinHostPort(gateway, port)
-	} else if isLoopback(host) {
-		server = gateway
-	}
+	server := cmp.Or(NodeAddress(s, gateway), host)
 	if server == host && !s.InsecureRegistry {
 		return files // a secure registry the node reaches by its name: containerd's defaults do
 	}
