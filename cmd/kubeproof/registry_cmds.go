@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -24,7 +25,7 @@ func newRegistryCommand(o *options) *cobra.Command {
 	}
 	var listen []string
 	var dir string
-	var readOnly bool
+	var readOnly, verbose bool
 	serve := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve a plain-HTTP OCI registry until interrupted",
@@ -45,8 +46,12 @@ kind network's nodes reach the host on. --read-only refuses every push (405).`,
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return fmt.Errorf("registry directory: %w", err)
 			}
+			logTo := io.Discard
+			if verbose {
+				logTo = os.Stderr
+			}
 			handler := registry.New(registry.WithBlobHandler(registry.NewDiskBlobHandler(dir)),
-				registry.Logger(log.New(os.Stderr, "registry: ", log.LstdFlags)))
+				registry.Logger(log.New(logTo, "registry: ", log.LstdFlags)))
 			if readOnly {
 				handler = refuseWrites(handler)
 			}
@@ -57,6 +62,7 @@ kind network's nodes reach the host on. --read-only refuses every push (405).`,
 	f.StringSliceVar(&listen, "listen", nil, "address to listen on, host:port (repeatable)")
 	f.StringVar(&dir, "dir", "", "directory for the blobs (default <cache-dir>/registry)")
 	f.BoolVar(&readOnly, "read-only", false, "refuse pushes")
+	f.BoolVarP(&verbose, "verbose", "v", false, "log every request")
 	cmd.AddCommand(serve)
 	return cmd
 }
