@@ -172,22 +172,8 @@ func BoundPod(ctx context.Context, rec *observe.Recorder, name string) Seen {
 // Timeout.PodStart, stops the spec, saying which.
 func RunningPod(ctx context.Context, rec *observe.Recorder, name string) Seen {
 	ginkgo.GinkgoHelper()
-	var stuck string
-	s := AwaitPod(ctx, rec, name, "the containers of Pod "+name+" to run", Timeout.PodStart, func(p *corev1.Pod) bool {
-		if r := podstate.StuckReason(p); r != "" {
-			stuck = r
-			return true
-		}
-		return podstate.AllRunning(p.Status.ContainerStatuses, len(p.Spec.Containers))
-	})
-	switch {
-	case stuck != "":
-		Unmet("kubelet", "the containers of Pod "+name+" were started", StuckDetail(s.Pod, stuck))
-	case !s.OK:
-		Unmet("kubelet", "the containers of Pod "+name+" were started", fmt.Sprintf("not running within %s; last seen: %s", Timeout.PodStart, s.LastSeen()))
-	}
-	Saw("kubelet", "started a Pod's containers")
-	return s
+	return kubeletStep(ctx, rec, name, "the containers of Pod "+name+" to run", "the containers of Pod "+name+" were started",
+		"started a Pod's containers", func(p *corev1.Pod) bool { return podstate.AllRunning(p.Status.ContainerStatuses, len(p.Spec.Containers)) })
 }
 
 // ReadyPod waits until the named Pod is Ready. It stops the spec as
@@ -195,21 +181,30 @@ func RunningPod(ctx context.Context, rec *observe.Recorder, name string) Seen {
 // Timeout.PodStart.
 func ReadyPod(ctx context.Context, rec *observe.Recorder, name string) Seen {
 	ginkgo.GinkgoHelper()
+	return kubeletStep(ctx, rec, name, "Pod "+name+" to be Ready", "Pod "+name+" turned Ready", "reported a Pod Ready", PodReady)
+}
+
+// kubeletStep waits, for at most Timeout.PodStart, until done holds for the
+// named Pod, ending early when the Pod is stuck (its image cannot be had, a
+// container keeps failing). Either failure stops the spec on an unmet
+// precondition of the kubelet (what), saying which; success notes saw.
+func kubeletStep(ctx context.Context, rec *observe.Recorder, name, awaited, what, saw string, done func(*corev1.Pod) bool) Seen {
+	ginkgo.GinkgoHelper()
 	var stuck string
-	s := AwaitPod(ctx, rec, name, "Pod "+name+" to be Ready", Timeout.PodStart, func(p *corev1.Pod) bool {
+	s := AwaitPod(ctx, rec, name, awaited, Timeout.PodStart, func(p *corev1.Pod) bool {
 		if r := podstate.StuckReason(p); r != "" {
 			stuck = r
 			return true
 		}
-		return PodReady(p)
+		return done(p)
 	})
 	switch {
 	case stuck != "":
-		Unmet("kubelet", "Pod "+name+" turned Ready", StuckDetail(s.Pod, stuck))
+		Unmet("kubelet", what, StuckDetail(s.Pod, stuck))
 	case !s.OK:
-		Unmet("kubelet", "Pod "+name+" turned Ready", fmt.Sprintf("not Ready within %s; last seen: %s", Timeout.PodStart, s.LastSeen()))
+		Unmet("kubelet", what, fmt.Sprintf("waited %s for %s; last seen: %s", Timeout.PodStart, awaited, s.LastSeen()))
 	}
-	Saw("kubelet", "reported a Pod Ready")
+	Saw("kubelet", saw)
 	return s
 }
 
