@@ -59,6 +59,9 @@ type Claim struct {
 	Section  string `json:"section"`
 	// Quote is the sentence in the document's language, as written.
 	Quote string `json:"quote"`
+	// Condensed: the quote joins verbatim fragments of the document (from a
+	// diagram, a code block or sentences apart) with " … ".
+	Condensed bool `json:"condensed,omitempty"`
 	// Statement is what the sentence claims, in English.
 	Statement string `json:"statement"`
 	Component string `json:"component"`
