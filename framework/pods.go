@@ -173,7 +173,9 @@ func BoundPod(ctx context.Context, rec *observe.Recorder, name string) Seen {
 func RunningPod(ctx context.Context, rec *observe.Recorder, name string) Seen {
 	ginkgo.GinkgoHelper()
 	return kubeletStep(ctx, rec, name, "the containers of Pod "+name+" to run", "the containers of Pod "+name+" were started",
-		"started a Pod's containers", func(p *corev1.Pod) bool { return podstate.AllRunning(p.Status.ContainerStatuses, len(p.Spec.Containers)) })
+		"started a Pod's containers", func(p *corev1.Pod) bool {
+			return podstate.AllRunning(p.Status.ContainerStatuses, len(p.Spec.Containers))
+		})
 }
 
 // ReadyPod waits until the named Pod is Ready. It stops the spec as
