@@ -3,12 +3,14 @@
 //	kubeproof-testapp [serve] [--listen :8080] [--ready] [--healthy] [--startup-delay D]
 //	kubeproof-testapp fetch [--count N] [--timeout D] URL
 //	kubeproof-testapp cgroup
+//	kubeproof-testapp proc
 //
 // serve answers with its identity so that a check can tell which pod answered
 // (never trust a bare status code: see docs/network.md), exposes health,
 // readiness and startup endpoints that can be switched at runtime, and reports
 // the cgroup limits it runs under. fetch is a client for pod-to-pod and
-// Service checks: it tallies which pods answered. cgroup prints the limits.
+// Service checks: it tallies which pods answered. cgroup prints the limits;
+// proc the process's namespaces, seccomp mode and hostname.
 package main
 
 import (
@@ -47,8 +49,10 @@ func main() {
 		err = fetch(args)
 	case "cgroup":
 		err = json.NewEncoder(os.Stdout).Encode(readCgroupLimits())
+	case "proc":
+		err = json.NewEncoder(os.Stdout).Encode(readProc())
 	default:
-		err = fmt.Errorf("unknown mode %q (want serve, fetch or cgroup)", mode)
+		err = fmt.Errorf("unknown mode %q (want serve, fetch, cgroup or proc)", mode)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, AppName+":", err)

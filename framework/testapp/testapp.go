@@ -62,3 +62,16 @@ func (i *Identity) HasAddr(ip string) bool {
 	}
 	return false
 }
+
+// Proc is what `kubeproof-testapp proc` reports about its own process.
+type Proc struct {
+	// Namespaces maps a namespace kind (net, ipc, uts, pid, mnt, cgroup)
+	// to its /proc/self/ns link, e.g. "ipc:[4026532281]".
+	Namespaces map[string]string `json:"namespaces"`
+	// Seccomp is the Seccomp field of /proc/self/status: 0 disabled, 1
+	// strict, 2 filter.
+	Seccomp    string `json:"seccomp"`
+	NoNewPrivs string `json:"noNewPrivs"`
+	Hostname   string `json:"hostname"`
+	Error      string `json:"error,omitempty"`
+}
