@@ -40,6 +40,7 @@ const (
 	specCompacted     = "apiserver-watch-compacted"
 	specKubectl       = "apiserver-kubectl-requests"
 	specValidation    = "apiserver-validation"
+	specReads         = "apiserver-storage-reads"
 )
 
 // A request without credentials: the answer and the user it names.

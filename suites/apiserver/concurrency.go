@@ -24,10 +24,17 @@ import (
 // Two updates from the same resourceVersion.
 type conflictEvidence struct {
 	ReadResourceVersion string `json:"readResourceVersion"`
-	FirstCode           int    `json:"firstCode"`
-	SecondCode          int    `json:"secondCode"`
-	Reason              string `json:"reason"`
-	Message             string `json:"message"`
+	// WrittenResourceVersion is the one A's successful update returned;
+	// RVIncreased: it is a higher number than the one A read (etcd's
+	// revision, shared by all objects, so the step is 1 only when
+	// nothing else was written in between).
+	WrittenResourceVersion string `json:"writtenResourceVersion"`
+	RVIncreased            bool   `json:"rvIncreased"`
+	RVStep                 int64  `json:"rvStep"`
+	FirstCode              int    `json:"firstCode"`
+	SecondCode             int    `json:"secondCode"`
+	Reason                 string `json:"reason"`
+	Message                string `json:"message"`
 }
 
 type retryEvidence struct {
@@ -71,7 +78,7 @@ var _ = ginkgo.Describe("API server concurrency and watches", func() {
 	f := framework.New("occ")
 
 	ginkgo.It("optimistic concurrency: of two updates from the same resourceVersion one wins, the other gets 409",
-		framework.Checks(specConflict, "004-OCC-409", "004-OCC-RETRY"),
+		framework.Checks(specConflict, "004-OCC-409", "004-OCC-RETRY", "004-RV-NEW-ON-WRITE"),
 		func(ctx ginkgo.SpecContext) {
 			cms := f.Client.CoreV1().ConfigMaps(f.Namespace)
 			_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "shared"}, Data: map[string]string{"by": "nobody"}}, metav1.CreateOptions{})
@@ -92,8 +99,19 @@ var _ = ginkgo.Describe("API server concurrency and watches", func() {
 			first := put(a)
 			b.Data["by"] = "b"
 			second := put(b)
-			conflict.Record(conflictEvidence{ReadResourceVersion: a.ResourceVersion, FirstCode: first.Code, SecondCode: second.Code,
-				Reason: string(second.Status.Reason), Message: second.Status.Message})
+			ev := conflictEvidence{ReadResourceVersion: a.ResourceVersion, FirstCode: first.Code, SecondCode: second.Code,
+				Reason: string(second.Status.Reason), Message: second.Status.Message}
+			var written corev1.ConfigMap
+			if first.Code == 200 && json.Unmarshal(first.Body, &written) == nil {
+				ev.WrittenResourceVersion = written.ResourceVersion
+				before, errBefore := strconv.ParseInt(a.ResourceVersion, 10, 64)
+				after, errAfter := strconv.ParseInt(written.ResourceVersion, 10, 64)
+				if errBefore == nil && errAfter == nil {
+					ev.RVStep = after - before
+					ev.RVIncreased = after > before
+				}
+			}
+			conflict.Record(ev)
 
 			ginkgo.By("B reads again and retries")
 			fresh, err := cms.Get(ctx, "shared", metav1.GetOptions{})

@@ -12,12 +12,14 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/audit"
+	"github.com/kubeproof/kubeproof/framework/identity"
 	"github.com/kubeproof/kubeproof/framework/kubectl"
 )
 
 // kubectl's create request for the Deployment, from its own -v=9 log.
 type kubectlCreate struct {
 	Method        string `json:"method"`
+	Scheme        string `json:"scheme"`
 	Path          string `json:"path"`
 	ContentType   string `json:"contentType"`
 	BodyIsJSON    bool   `json:"bodyIsJSON"`
@@ -30,6 +32,12 @@ type kubectlRequestsEvidence struct {
 	Create kubectlCreate `json:"create"`
 }
 
+// How kubectl authenticates a request when it is given a token (here a
+// ServiceAccount token with --token): the header it sends, from -v=9.
+type kubectlWithTokenEvidence struct {
+	Authorization string `json:"authorization"`
+}
+
 type auditedKubectlEvidence struct {
 	Requests []string `json:"requests"`
 }
@@ -37,13 +45,14 @@ type auditedKubectlEvidence struct {
 var (
 	kubectlRequests = framework.DeclareEvidence[kubectlRequestsEvidence]("kubectlRequests", specKubectl)
 	auditedKubectl  = framework.DeclareEvidence[auditedKubectlEvidence]("auditedKubectl", specKubectl)
+	withToken       = framework.DeclareEvidence[kubectlWithTokenEvidence]("kubectlWithToken", specKubectl)
 )
 
 var _ = ginkgo.Describe("kubectl's requests", func() {
 	f := framework.New("kubectl")
 
 	ginkgo.It("kubectl apply -f deployment.yaml: the HTTP requests it really sends (from its own -v=9 log)",
-		framework.Checks(specKubectl, "004-KUBECTL-POST", "004-KUBECTL-YAML-JSON", "001-KUBECTL-HTTP"),
+		framework.Checks(specKubectl, "004-KUBECTL-POST", "004-KUBECTL-YAML-JSON", "001-KUBECTL-HTTP", "002-KUBECTL-HTTPS"),
 		func(ctx ginkgo.SpecContext) {
 			auditLog, from := f.AuditLog()
 			res, err := f.Kubectl.Run(ctx, bytes.NewReader(framework.Manifest("deployment.yaml")), "apply", "-f", "-", "--namespace", f.Namespace, "-v=9")
@@ -66,9 +75,20 @@ var _ = ginkgo.Describe("kubectl's requests", func() {
 			gomega.Expect(create).NotTo(gomega.BeNil(), "kubectl sent no POST for the Deployment; it sent %v", sent)
 			u, _ := url.Parse(create.URL)
 			kubectlRequests.Record(kubectlRequestsEvidence{Sent: sent, Create: kubectlCreate{
-				Method: create.Method, Path: f.Generalize(u.Path, nil), ContentType: create.Headers["Content-Type"],
+				Method: create.Method, Scheme: u.Scheme, Path: f.Generalize(u.Path, nil), ContentType: create.Headers["Content-Type"],
 				BodyIsJSON: json.Valid([]byte(create.RequestBody)), Status: create.Status, Authorization: authorizationKind(create.Headers),
 			}})
+
+			ginkgo.By("kubectl given a token: the header it sends")
+			if token, err := identity.ServiceAccountToken(ctx, f.Client, f.Namespace, "default"); err != nil {
+				withToken.Unobservable("no token to give kubectl: %v", err)
+			} else {
+				res, err := f.Kubectl.Run(ctx, nil, "get", "configmaps", "--namespace", f.Namespace, "--token", token, "-v=9")
+				framework.ExpectNoError(err, "run kubectl get --token -v=9")
+				exchanges := kubectl.Exchanges(res.Stderr)
+				gomega.Expect(exchanges).NotTo(gomega.BeEmpty(), "kubectl --token -v=9 logged no request: %s", res.String())
+				withToken.Record(kubectlWithTokenEvidence{Authorization: authorizationKind(exchanges[len(exchanges)-1].Headers)})
+			}
 
 			if auditLog != nil {
 				events, err := auditLog.WaitFor(ctx, from, framework.Timeout.Audit, "kubectl's Deployment create", audit.On("deployments", f.Namespace, "", ""), func(es []audit.Event) bool {

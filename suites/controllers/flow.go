@@ -154,7 +154,7 @@ var _ = ginkgo.Describe("Deployment controllers", func() {
 
 	ginkgo.It("kubectl apply -f deployment.yaml: Deployment -> ReplicaSet -> 3 Pods, each owned by the one before",
 		framework.Checks(specFlow,
-			"001-STORED", "001-DEPLOYMENT-CONTROLLER", "001-DESIRED-VS-CURRENT", "001-RS-NAME", "001-RS-STORED",
+			"000-CONTROLLER-MANAGER-OWNED", "001-API-ENTRANCE", "001-STORED", "001-DEPLOYMENT-CONTROLLER", "001-DESIRED-VS-CURRENT", "001-RS-NAME", "001-RS-STORED",
 			"001-RS-CONTROLLER", "001-PODS-UNSCHEDULED", "001-SCHEDULER-BINDING", "001-KUBELET-RUNS", "001-FLOW-ORDER",
 			"004-CONTROLLER-CHAIN", "004-LOOSE-COUPLING", "004-POD-NOT-YET-AT-201", "004-OWNERREF",
 			"004-INFORMER-CACHE"),

@@ -130,8 +130,8 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 	ginkgo.It("kubectl apply -f pod.yaml: the Pod is stored, bound, run, Ready and reported back",
 		framework.Checks(specCreate,
 			"000-KUBECTL-HTTP", "000-FRONT-DOOR", "000-STORED-IN-ETCD", "000-POD-UNSCHEDULED", "000-SCHEDULER-WATCH",
-			"000-SCHEDULER-WATCHES-UNSCHEDULED", "000-BINDING-OBJECT", "000-CONTROLLER-MANAGER", "000-KUBELET-WATCH",
-			"000-CONTAINER-RUNTIME", "000-STATUS-REPORTED", "000-KUBECTL-GET",
+			"000-SCHEDULER-WATCHES-UNSCHEDULED", "000-BINDING-OBJECT", "000-CONTROLLER-MANAGER", "000-STEP-ORDER", "000-KUBELET-WATCH",
+			"003-QUIZ-1", "003-QUIZ-2", "003-QUIZ-3", "000-CONTAINER-RUNTIME", "000-STATUS-REPORTED", "000-KUBECTL-GET",
 			"002-PENDING-FIRST", "002-ETCD-KEY", "002-SCHEDULED-EVENT", "002-EVENT-ORDER", "002-PULLING-EVENT",
 			"002-RUNNING-STATUS",
 			"003-NODENAME-EMPTY", "003-SCHEDULER-SETS-NODENAME", "003-KUBELET-WATCH", "003-RUNTIME",
@@ -328,7 +328,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 
 	ginkgo.It("kubectl apply -f pod.yaml, five times: how long each step takes (median and spread)",
 		framework.Checks(specTiming,
-			"002-TIME-APISERVER", "002-TIME-ETCD", "002-TIME-SCHEDULER", "002-TIME-KUBELET-DETECT",
+			"002-TIME-APISERVER", "002-TIME-ETCD", "002-TIME-SCHEDULER", "002-TIME-SCHEDULER-STEP", "002-TIME-KUBELET-DETECT",
 			"002-TIME-CONTAINER", "002-TIME-TOTAL-CACHED", "002-TIME-CACHED-RETRY", "002-IMAGE-PULL-SLOWEST"),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
