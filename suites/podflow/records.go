@@ -2,6 +2,7 @@ package podflow
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/audit"
@@ -76,13 +78,21 @@ type etcdEvidence struct {
 type etcdFinalEvidence struct {
 	StoredPhase string `json:"storedPhase"`
 	StoredReady bool   `json:"storedReady"`
+	// NodeNameStored: etcd's copy names the node the Pod is bound to (the
+	// one the API server reports).
+	NodeNameStored bool   `json:"nodeNameStored"`
+	StoredNodeName string `json:"storedNodeName"`
 }
 
-// Every key etcd holds, and those outside /registry/.
+// Every key etcd holds, and those outside /registry/; of those, the ones
+// that hold a Kubernetes object (the API server also keeps bookkeeping of
+// its own there, such as compact_rev_key, its last compaction).
 type etcdKeysEvidence struct {
-	Total           int      `json:"total"`
-	OutsideRegistry int      `json:"outsideRegistry"`
-	ExamplesOutside []string `json:"examplesOutside"`
+	Total             int      `json:"total"`
+	OutsideRegistry   int      `json:"outsideRegistry"`
+	ExamplesOutside   []string `json:"examplesOutside"`
+	ResourcesOutside  int      `json:"resourcesOutside"`
+	ResourceKeysFound []string `json:"resourceKeysOutside,omitempty"`
 }
 
 // How often a Ready Pod's status was written in an observation window.
@@ -283,13 +293,33 @@ func recordEtcdEvidence(ctx context.Context, f *framework.Framework, db *etcd.Cl
 	etcdPod.Record(ev)
 	allKeys, _, err := db.Keys(ctx, "")
 	framework.ExpectNoError(err, "list etcd keys")
-	var outside []string
+	var outside, resources []string
 	for _, k := range allKeys {
-		if !strings.HasPrefix(k, "/registry/") {
-			outside = append(outside, k)
+		if strings.HasPrefix(k, "/registry/") {
+			continue
+		}
+		outside = append(outside, k)
+		kv, found, err := db.Get(ctx, k)
+		framework.ExpectNoError(err, "read %s from etcd", k)
+		if found && holdsObject(kv) {
+			resources = append(resources, k)
 		}
 	}
-	etcdKeys.Record(etcdKeysEvidence{Total: len(allKeys), OutsideRegistry: len(outside), ExamplesOutside: outside[:min(len(outside), 5)]})
+	etcdKeys.Record(etcdKeysEvidence{Total: len(allKeys), OutsideRegistry: len(outside), ExamplesOutside: outside[:min(len(outside), 5)],
+		ResourcesOutside: len(resources), ResourceKeysFound: resources[:min(len(resources), 5)]})
+}
+
+// holdsObject reports whether a stored value is a Kubernetes object: the
+// API server's protobuf envelope, or JSON with an apiVersion and a kind.
+func holdsObject(kv etcd.KeyValue) bool {
+	if kv.Encoding() == "protobuf" {
+		return true
+	}
+	var typed struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	return json.Unmarshal(kv.Value, &typed) == nil && typed.APIVersion != "" && typed.Kind != ""
 }
 
 // recordEtcdFinal reads the status the kubelet reported, decoded from the
@@ -304,7 +334,11 @@ func recordEtcdFinal(ctx context.Context, f *framework.Framework, db *etcd.Clien
 	framework.ExpectNoError(err, "decode %s", key)
 	p, ok := obj.(*corev1.Pod)
 	gomega.Expect(ok).To(gomega.BeTrue(), "%s holds a %T", key, obj)
-	etcdFinal.Record(etcdFinalEvidence{StoredPhase: string(p.Status.Phase), StoredReady: framework.PodReady(p)})
+	served, err := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, podName, metav1.GetOptions{})
+	framework.ExpectNoError(err, "read the Pod from the API server")
+	etcdFinal.Record(etcdFinalEvidence{StoredPhase: string(p.Status.Phase), StoredReady: framework.PodReady(p),
+		StoredNodeName: p.Spec.NodeName,
+		NodeNameStored: p.Spec.NodeName != "" && p.Spec.NodeName == served.Spec.NodeName})
 }
 
 // timingSamples is how often the timing spec applies pod.yaml.
