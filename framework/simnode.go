@@ -39,6 +39,8 @@ type SimNode struct {
 	Extended map[string]string
 	Labels   map[string]string
 	Taints   []corev1.Taint
+	// Images it reports holding (what ImageLocality scores).
+	Images []corev1.ContainerImage
 }
 
 // SimulatedNode creates a simulated node named name (prefixed with the
@@ -80,6 +82,7 @@ func (f *Framework) SimulatedNode(ctx context.Context, name string, s SimNode) *
 		current.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeproofSimulated",
 			Message: "simulated by kubeproof: no kubelet runs here", LastHeartbeatTime: now, LastTransitionTime: now}}
 		current.Status.NodeInfo = corev1.NodeSystemInfo{KubeletVersion: "simulated", OperatingSystem: "linux", Architecture: "amd64"}
+		current.Status.Images = s.Images
 		node, err = f.Client.CoreV1().Nodes().UpdateStatus(ctx, current, metav1.UpdateOptions{})
 		return err
 	})

@@ -37,6 +37,7 @@ const (
 	specExtended      = "scheduler-extended"
 	specNodeName      = "scheduler-nodename"
 	specScoring       = "scheduler-scoring"
+	specLocality      = "scheduler-image-locality"
 )
 
 // newPod is a Pod of our image requesting cpu and memory.

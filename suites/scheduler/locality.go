@@ -1,0 +1,71 @@
+package scheduler
+
+import (
+	"fmt"
+
+	"github.com/onsi/ginkgo/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubeproof/kubeproof/framework"
+)
+
+// Where the scheduler put Pods of an image that one of two otherwise equal
+// simulated nodes reports holding.
+type imageLocalityEvidence struct {
+	Pods        int `json:"pods"`
+	OnImageNode int `json:"onImageNode"`
+	// AllOnImageNode: every Pod went to the node with the image. Without
+	// ImageLocality the two nodes tie, and each Pod placed makes the other
+	// node the less allocated one.
+	AllOnImageNode bool  `json:"allOnImageNode"`
+	ImageSizeMB    int64 `json:"imageSizeMB"`
+	NodesInCluster int   `json:"nodesInCluster"`
+}
+
+var imageLocality = framework.DeclareEvidence[imageLocalityEvidence]("imageLocality", specLocality)
+
+// localityImage is a name no registry serves: the Pods go only to simulated
+// nodes, which run nothing, so it is never pulled.
+const localityImage = "kubeproof.local/locality-probe:v1"
+
+var _ = ginkgo.Describe("Scheduler image locality", func() {
+	f := framework.New("locality")
+
+	ginkgo.It("of two equal nodes, a Pod goes to the one that already holds its image",
+		framework.Checks(specLocality, "004-SCORE-LEAST-REQUESTED"),
+		func(ctx ginkgo.SpecContext) {
+			pods := f.RecordPods(ctx)
+			// Large enough that ImageLocality's score (the size, scaled by
+			// the share of nodes holding it) is well above its floor.
+			const size = int64(4000) << 20
+			withImage := f.SimulatedNode(ctx, "with-image", framework.SimNode{CPU: "4", Memory: "8Gi",
+				Images: []corev1.ContainerImage{{Names: []string{localityImage}, SizeBytes: size}}})
+			f.SimulatedNode(ctx, "without-image", framework.SimNode{CPU: "4", Memory: "8Gi"})
+			nodes, err := f.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+			framework.ExpectNoError(err, "list the nodes")
+			ev := imageLocalityEvidence{ImageSizeMB: size >> 20, NodesInCluster: len(nodes.Items)}
+
+			// One at a time, so that each choice sees the Pods before it.
+			for i := range 3 {
+				name := fmt.Sprintf("probe-%d", i)
+				p := newPod(name, "10m", "16Mi")
+				p.Spec.Containers[0].Image = localityImage
+				p.Spec.Containers[0].ImagePullPolicy = corev1.PullIfNotPresent
+				f.TolerateSimulated(&p.Spec)
+				requireNodeLabel(p, framework.SimulatedForLabel, f.Namespace)
+				createPod(ctx, f, p)
+				node := bindings(ctx, pods, name)[name]
+				if node == "" {
+					imageLocality.Record(ev)
+					framework.Unmet("kube-scheduler", "Pod "+name+" was bound to a node", "not bound within "+framework.Timeout.Bind.String())
+				}
+				ev.Pods++
+				if node == withImage.Name {
+					ev.OnImageNode++
+				}
+			}
+			ev.AllOnImageNode = ev.OnImageNode == ev.Pods
+			imageLocality.Record(ev)
+		})
+})
