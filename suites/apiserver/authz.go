@@ -20,6 +20,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/access"
 	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/framework/metrics"
 	"github.com/kubeproof/kubeproof/framework/ownership"
 )
 
@@ -37,6 +38,15 @@ type seedYAMLEvidence struct {
 type bindingEffectiveEvidence struct {
 	Effective bool    `json:"effective"`
 	Ms        float64 `json:"ms"`
+}
+
+// The etcd requests the API server made for RBAC objects (Roles,
+// ClusterRoles and their bindings) while RBAC decided a few requests: the
+// least over several trials (etcdRequestsDuring).
+type rbacReadsEvidence struct {
+	Decisions int `json:"decisions"`
+	EtcdReads int `json:"etcdReads"`
+	Trials    int `json:"trials"`
 }
 
 // What donghyun's requests got once the binding applied.
@@ -74,6 +84,7 @@ var (
 	seedYAML            = framework.DeclareEvidence[seedYAMLEvidence]("seedYAML", specRBAC)
 	correction          = framework.DeclareEvidence[string]("correction", specRBAC)
 	bindingEffective    = framework.DeclareEvidence[bindingEffectiveEvidence]("bindingEffective", specRBAC)
+	rbacReads           = framework.DeclareEvidence[rbacReadsEvidence]("rbacReads", specRBAC)
 	afterBinding        = framework.DeclareEvidence[afterBindingEvidence]("afterBinding", specRBAC)
 	subjectAccessReview = framework.DeclareEvidence[subjectAccessReviewEvidence]("subjectAccessReview", specRBAC)
 	nodeAccess          = framework.DeclareEvidence[nodeAccessEvidence]("nodeAccess", specNodeAuthz)
@@ -159,6 +170,25 @@ var _ = ginkgo.Describe("API server authorization", func() {
 				if k == "defaultDeployments" {
 					sar.AllowedBy = reason
 				}
+			}
+			ginkgo.By("RBAC's decisions, counted against the API server's etcd requests for RBAC objects")
+			client := f.Client.CoreV1().RESTClient()
+			if _, err := metrics.Scrape(ctx, client); err != nil {
+				rbacReads.Unobservable("the API server's metrics cannot be read here: %v", err)
+			} else if allowedBefore {
+				rbacReads.Unobservable("donghyun was allowed before the binding (%q): another authorizer than RBAC decides", reasonBefore)
+			} else {
+				decide := func() error {
+					for _, verb := range []string{"create", "delete", "get", "list"} {
+						if _, _, err := attempts.review(ctx, "default", "apps", "deployments", verb); err != nil {
+							return err
+						}
+					}
+					return nil
+				}
+				reads := etcdRequestsDuring(ctx, client, "four SubjectAccessReviews", decide,
+					[]string{"roles", "rolebindings", "clusterroles", "clusterrolebindings"}, "get", "list", "listWithCount", "listOnlyKeys")
+				rbacReads.Record(rbacReadsEvidence{Decisions: 4, EtcdReads: reads[0] + reads[1] + reads[2] + reads[3], Trials: etcdTrials})
 			}
 			// When another authorizer than RBAC decided, the claim about
 			// RBAC's attributes cannot be seen here.
