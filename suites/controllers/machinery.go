@@ -146,8 +146,8 @@ var _ = ginkgo.Describe("Controller machinery", func() {
 			framework.ExpectNoError(err, "create the ReplicaSet")
 
 			// The window: long enough for the per-item backoff (from 5 ms,
-			// doubling) to reach seconds.
-			const window = 15 * time.Second
+			// doubling) to reach seconds: about ten attempts in 8 s.
+			const window = 8 * time.Second
 			refused := audit.All(audit.On("pods", f.Namespace, "", ""), audit.Verbs("create"), audit.By(replicaSetController),
 				func(e audit.Event) bool { return e.Code() == 403 })
 			framework.ObserveFor(ctx, window)
