@@ -79,10 +79,48 @@ func CgroupProcs(name string) []int {
 	return pids
 }
 
-// RemoveCgroup kills what is left in the cgroup tree name and removes it,
-// deepest first, in every hierarchy.
-func RemoveCgroup(name string) []error {
+// ThawCgroup thaws every frozen cgroup in the tree name, parents first (a
+// child of a frozen parent stays frozen). runc freezes a container's cgroup
+// while it kills the container's processes and thaws it after; when runc is
+// killed in between (a kind node removed while its kubelet stops a Pod),
+// the cgroup stays frozen, and its processes can neither run nor die: no
+// SIGKILL reaches them, and Docker cannot remove the node.
+func ThawCgroup(name string) []error {
+	roots, err := CgroupMounts()
+	if err != nil {
+		return []error{err}
+	}
 	var errs []error
+	for _, root := range roots {
+		var dirs []string
+		_ = filepath.WalkDir(filepath.Join(root, name), func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				dirs = append(dirs, p)
+			}
+			return nil
+		})
+		sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) < len(dirs[j]) })
+		for _, d := range dirs {
+			// cgroup v1's freezer, and cgroup v2's cgroup.freeze.
+			for file, thawed := range map[string]string{"freezer.state": "THAWED", "cgroup.freeze": "0"} {
+				state, err := os.ReadFile(filepath.Join(d, file))
+				if err != nil || strings.TrimSpace(string(state)) == thawed {
+					continue
+				}
+				if err := os.WriteFile(filepath.Join(d, file), []byte(thawed), 0o644); err != nil {
+					errs = append(errs, fmt.Errorf("thaw cgroup %s: %w", d, err))
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// RemoveCgroup kills what is left in the cgroup tree name and removes it,
+// deepest first, in every hierarchy. Frozen cgroups are thawed first, so
+// that their processes can take the kill.
+func RemoveCgroup(name string) []error {
+	errs := ThawCgroup(name)
 	for _, pid := range CgroupProcs(name) {
 		if err := process.Kill(pid, 10*time.Second); err != nil {
 			errs = append(errs, err)

@@ -48,7 +48,21 @@ func (p *Provider) Down(ctx context.Context) error {
 		}
 		if names, _ := kp.List(); slices.Contains(names, c.Name) {
 			done := pr.Step("deleting kind cluster %q", c.Name)
+			// A node whose runc was killed while it froze a container (a
+			// Pod being stopped as the node goes) cannot be removed until
+			// that cgroup is thawed: thaw below the private daemon's cgroup
+			// parent, which is ours to touch, before and, if the delete
+			// still fails, once more before a second try.
+			private := stErr != nil || st.PrivateDocker
+			if private {
+				errs = append(errs, hostchange.ThawCgroup(dockerd.CgroupParent)...)
+			}
 			err := kp.Delete(c.Name, l.kubeconfig())
+			if err != nil && private {
+				if thawErrs := hostchange.ThawCgroup(dockerd.CgroupParent); len(thawErrs) == 0 {
+					err = kp.Delete(c.Name, l.kubeconfig())
+				}
+			}
 			done(err)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("kind delete cluster %s: %w", c.Name, err))
