@@ -50,14 +50,18 @@ func (p *Provider) Down(ctx context.Context) error {
 			done := pr.Step("deleting kind cluster %q", c.Name)
 			// A node whose runc was killed while it froze a container (a
 			// Pod being stopped as the node goes) cannot be removed until
-			// that cgroup is thawed: thaw below the private daemon's cgroup
-			// parent, which is ours to touch, before and, if the delete
-			// still fails, once more before a second try.
+			// that cgroup is thawed: Docker waits for processes that take
+			// no signal. Below the private daemon's cgroup parent, which is
+			// ours to touch, frozen cgroups are thawed as long as the
+			// delete runs and, if it still fails, once more before a
+			// second try.
 			private := stErr != nil || st.PrivateDocker
+			stopThawing := func() {}
 			if private {
-				errs = append(errs, hostchange.ThawCgroup(dockerd.CgroupParent)...)
+				stopThawing = keepThawing(dockerd.CgroupParent)
 			}
 			err := kp.Delete(c.Name, l.kubeconfig())
+			stopThawing()
 			if err != nil && private {
 				if thawErrs := hostchange.ThawCgroup(dockerd.CgroupParent); len(thawErrs) == 0 {
 					err = kp.Delete(c.Name, l.kubeconfig())
@@ -88,6 +92,27 @@ func (p *Provider) Down(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// keepThawing thaws the frozen cgroups below name now and every 100 ms
+// until the returned function is called (a node's runc can freeze a
+// container at any moment while the node is being removed).
+func keepThawing(name string) (stop func()) {
+	quit, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			_ = hostchange.ThawCgroup(name)
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { close(quit); <-finished }
 }
 
 // otherClusters reports whether kind clusters other than self have state.
