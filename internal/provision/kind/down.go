@@ -90,6 +90,7 @@ func (p *Provider) Down(ctx context.Context) error {
 		if err := dockerd.Stop(ctx, pr); err != nil {
 			errs = append(errs, err)
 		}
+		restoreDockerHost()
 	}
 	return errors.Join(errs...)
 }

@@ -127,6 +127,21 @@ var hostSysctls = hostchange.Sysctls{File: "/var/lib/kubeproof/host-sysctls.json
 
 func (l layout) sysctlHolder() string { return "kind/" + l.name }
 
+// userDockerHost is $DOCKER_HOST as kubeproof found it: kind() changes it
+// for kind's docker CLI, and it is put back once the private daemon it may
+// point at is stopped (a later step in the same command must not take the
+// stopped daemon's address for the user's).
+var userDockerHost, userSetDockerHost = os.LookupEnv("DOCKER_HOST")
+
+// restoreDockerHost puts $DOCKER_HOST back as kubeproof found it.
+func restoreDockerHost() {
+	if userSetDockerHost {
+		_ = os.Setenv("DOCKER_HOST", userDockerHost)
+	} else {
+		_ = os.Unsetenv("DOCKER_HOST")
+	}
+}
+
 // kind returns kind's provider for Docker at host. kind runs the docker
 // CLI, which reads DOCKER_HOST.
 func (p *Provider) kind(host string) (*kindcluster.Provider, error) {
