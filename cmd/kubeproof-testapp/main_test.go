@@ -23,6 +23,27 @@ func get(t *testing.T, srv *httptest.Server, path string) (int, testapp.Identity
 	return resp.StatusCode, id
 }
 
+// probeStep sets the app's switches with control (when not empty), then
+// expects path to answer want.
+type probeStep struct {
+	control string
+	path    string
+	want    int
+	why     string
+}
+
+func expectProbes(t *testing.T, srv *httptest.Server, steps []probeStep) {
+	t.Helper()
+	for _, s := range steps {
+		if s.control != "" {
+			get(t, srv, "/control?"+s.control)
+		}
+		if code, _ := get(t, srv, s.path); code != s.want {
+			t.Fatalf("%s %s: HTTP %d, want %d", s.path, s.why, code, s.want)
+		}
+	}
+}
+
 func TestProbesSwitchAtRuntime(t *testing.T) {
 	srv := httptest.NewServer(newHandler(newState(true, true, 0), "10.244.0.9"))
 	defer srv.Close()
@@ -30,23 +51,13 @@ func TestProbesSwitchAtRuntime(t *testing.T) {
 	if code, id := get(t, srv, "/"); code != 200 || id.App != AppName || id.PodIP != "10.244.0.9" {
 		t.Fatalf("identity: HTTP %d %+v", code, id)
 	}
-	if code, _ := get(t, srv, "/readyz"); code != 200 {
-		t.Fatalf("/readyz initially: HTTP %d, want 200", code)
-	}
-	get(t, srv, "/control?ready=false")
-	if code, id := get(t, srv, "/readyz"); code != 503 || id.Ready {
-		t.Fatalf("/readyz after ready=false: HTTP %d ready=%t, want 503 false", code, id.Ready)
-	}
-	if code, _ := get(t, srv, "/healthz"); code != 200 {
-		t.Fatalf("/healthz must not follow readiness: HTTP %d", code)
-	}
-	get(t, srv, "/control?ready=true&healthy=false")
-	if code, _ := get(t, srv, "/readyz"); code != 200 {
-		t.Fatalf("/readyz after ready=true: HTTP %d", code)
-	}
-	if code, _ := get(t, srv, "/healthz"); code != 503 {
-		t.Fatalf("/healthz after healthy=false: HTTP %d", code)
-	}
+	expectProbes(t, srv, []probeStep{
+		{"", "/readyz", 200, "initially"},
+		{"ready=false", "/readyz", 503, "after ready=false"},
+		{"", "/healthz", 200, "after ready=false (liveness must not follow readiness)"},
+		{"ready=true&healthy=false", "/readyz", 200, "after ready=true"},
+		{"", "/healthz", 503, "after healthy=false"},
+	})
 	resp, err := http.Get(srv.URL + "/control?ready=maybe")
 	if err != nil {
 		t.Fatal(err)
@@ -61,24 +72,15 @@ func TestStartupProbeFailsUntilStarted(t *testing.T) {
 	st := newState(true, true, 1<<62) // never by itself
 	srv := httptest.NewServer(newHandler(st, ""))
 	defer srv.Close()
-	if code, _ := get(t, srv, "/startupz"); code != 503 {
-		t.Fatalf("/startupz before start: HTTP %d, want 503", code)
-	}
 	// Not alive before it has started (a liveness probe that ran now would
 	// restart it), but ready is its own switch.
-	if code, _ := get(t, srv, "/healthz"); code != 503 {
-		t.Fatalf("/healthz before start: HTTP %d, want 503", code)
-	}
-	if code, _ := get(t, srv, "/readyz"); code != 200 {
-		t.Fatalf("/readyz before start: HTTP %d, want 200", code)
-	}
-	get(t, srv, "/control?started=true")
-	if code, _ := get(t, srv, "/startupz"); code != 200 {
-		t.Fatalf("/startupz after start: HTTP %d, want 200", code)
-	}
-	if code, _ := get(t, srv, "/healthz"); code != 200 {
-		t.Fatalf("/healthz after start: HTTP %d, want 200", code)
-	}
+	expectProbes(t, srv, []probeStep{
+		{"", "/startupz", 503, "before start"},
+		{"", "/healthz", 503, "before start"},
+		{"", "/readyz", 200, "before start"},
+		{"started=true", "/startupz", 200, "after start"},
+		{"", "/healthz", 200, "after start"},
+	})
 }
 
 // An answer that is not ours must never count as a response: a packet that

@@ -16,46 +16,6 @@ import (
 	"github.com/kubeproof/kubeproof/webhooks/install"
 )
 
-// kubectl apply of one Pod.
-type kubectlApply struct {
-	ExitCode int    `json:"exitCode"`
-	Stdout   string `json:"stdout"`
-	Stderr   string `json:"stderr"`
-	Stored   bool   `json:"stored"`
-}
-
-type kubectlEvidence struct {
-	NoLimits   kubectlApply `json:"no-limits"`
-	WithLimits kubectlApply `json:"with-limits"`
-}
-
-// The denial's status, from a webhook that sets code 403 and one that sets
-// none.
-type denialEvidence struct {
-	Code403    int    `json:"code403"`
-	CodeNone   int    `json:"codeNone"`
-	Reason403  string `json:"reason403"`
-	ReasonNone string `json:"reasonNone"`
-	Message    string `json:"message"`
-	// DeniedByWebhook: both answers carry the webhook's own message.
-	DeniedByWebhook bool `json:"deniedByWebhook"`
-}
-
-// The same rule as a ValidatingAdmissionPolicy.
-type vapEvidence struct {
-	Code               int    `json:"code"`
-	Reason             string `json:"reason"`
-	Message            string `json:"message"`
-	DeniedByPolicy     bool   `json:"deniedByPolicy"`
-	AdmittedWithLimits int    `json:"admittedWithLimits"`
-}
-
-var (
-	kubectlSeen = framework.DeclareEvidence[kubectlEvidence]("kubectl", specPolicy)
-	denial      = framework.DeclareEvidence[denialEvidence]("denial", specPolicy)
-	vap         = framework.DeclareEvidence[vapEvidence]("vap", specVAP)
-)
-
 var _ = ginkgo.Describe("Admission policy: containers must have resource limits", func() {
 	f := framework.New("policy")
 
@@ -149,3 +109,45 @@ var _ = ginkgo.Describe("Admission policy: containers must have resource limits"
 				AdmittedWithLimits: admitted.Code})
 		})
 })
+
+// Evidence: what the specs above record, under the names the claims files use.
+
+// kubectl apply of one Pod.
+type kubectlApply struct {
+	ExitCode int    `json:"exitCode"`
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+	Stored   bool   `json:"stored"`
+}
+
+type kubectlEvidence struct {
+	NoLimits   kubectlApply `json:"no-limits"`
+	WithLimits kubectlApply `json:"with-limits"`
+}
+
+// The denial's status, from a webhook that sets code 403 and one that sets
+// none.
+type denialEvidence struct {
+	Code403    int    `json:"code403"`
+	CodeNone   int    `json:"codeNone"`
+	Reason403  string `json:"reason403"`
+	ReasonNone string `json:"reasonNone"`
+	Message    string `json:"message"`
+	// DeniedByWebhook: both answers carry the webhook's own message.
+	DeniedByWebhook bool `json:"deniedByWebhook"`
+}
+
+// The same rule as a ValidatingAdmissionPolicy.
+type vapEvidence struct {
+	Code               int    `json:"code"`
+	Reason             string `json:"reason"`
+	Message            string `json:"message"`
+	DeniedByPolicy     bool   `json:"deniedByPolicy"`
+	AdmittedWithLimits int    `json:"admittedWithLimits"`
+}
+
+var (
+	kubectlSeen = framework.DeclareEvidence[kubectlEvidence]("kubectl", specPolicy)
+	denial      = framework.DeclareEvidence[denialEvidence]("denial", specPolicy)
+	vap         = framework.DeclareEvidence[vapEvidence]("vap", specVAP)
+)

@@ -40,116 +40,6 @@ const (
 	specVAP         = "admission-vap"
 )
 
-// The Pod kubectl sent and the Pod the API server stored.
-type storedEvidence struct {
-	SentContainers []string `json:"sentContainers"`
-	Containers     []string `json:"containers"`
-	InitContainers []string `json:"initContainers"`
-	DefaultedLabel string   `json:"defaultedLabel"`
-}
-
-// What the validating recorder received for the Pod.
-type validatingSawEvidence struct {
-	Called         bool     `json:"called"`
-	Containers     []string `json:"containers"`
-	InitContainers []string `json:"initContainers"`
-}
-
-// The stored Pod once Ready: how many of its containers are ready.
-type runningEvidence struct {
-	Containers      int `json:"containers"`
-	ReadyContainers int `json:"readyContainers"`
-	InitDone        int `json:"initDone"`
-}
-
-// A Pod sent without containers, to a chain whose mutating webhook fills
-// them in.
-type fillEvidence struct {
-	Code             int      `json:"code"`
-	Message          string   `json:"message"`
-	StoredContainers []string `json:"storedContainers"`
-}
-
-type validatingSawFilledEvidence struct {
-	Calls      int      `json:"calls"`
-	Containers []string `json:"containers"`
-}
-
-// A Pod a validating webhook denies.
-type deniedEvidence struct {
-	Code        int    `json:"code"`
-	Message     string `json:"message"`
-	StoredAfter bool   `json:"storedAfter"`
-}
-
-// A validating webhook that answers with a patch: what became of it.
-type validatingPatchEvidence struct {
-	// Outcome: "refused" (the API server rejects a validating webhook's
-	// response that carries a patch), "admitted-without-patch" or
-	// "admitted-with-patch".
-	Outcome string `json:"outcome"`
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
-
-// Two slow mutating webhooks: one after the other, or at the same time?
-type mutatingEvidence struct {
-	CalledBoth bool    `json:"calledBoth"`
-	Sequential bool    `json:"sequential"`
-	GapMs      float64 `json:"gapMs"`
-}
-
-// Two slow validating webhooks.
-type validatingEvidence struct {
-	CalledBoth    bool    `json:"calledBoth"`
-	Parallel      bool    `json:"parallel"`
-	OverlapMs     float64 `json:"overlapMs"`
-	AfterMutation bool    `json:"afterMutation"`
-}
-
-type requestEvidence struct {
-	Code int     `json:"code"`
-	Ms   float64 `json:"ms"`
-}
-
-type reinvocationEvidence struct {
-	CallsToFirst  int `json:"callsToFirst"`
-	CallsToSecond int `json:"callsToSecond"`
-}
-
-// One webhook that cannot answer, under one failurePolicy.
-type failureCase struct {
-	Code    int     `json:"code"`
-	Message string  `json:"message"`
-	Stored  bool    `json:"stored"`
-	Ms      float64 `json:"ms"`
-	// Rejected: the request was refused because the webhook could not
-	// answer (the API server says it failed calling it).
-	Rejected bool `json:"rejected"`
-}
-
-type failurePolicyEvidence struct {
-	UnreachableFail   failureCase `json:"unreachable-fail"`
-	UnreachableIgnore failureCase `json:"unreachable-ignore"`
-	SlowFail          failureCase `json:"slow-fail"`
-	SlowIgnore        failureCase `json:"slow-ignore"`
-}
-
-var (
-	stored            = framework.DeclareEvidence[storedEvidence]("stored", specSidecar)
-	validatingSaw     = framework.DeclareEvidence[validatingSawEvidence]("validatingSaw", specSidecar)
-	running           = framework.DeclareEvidence[runningEvidence]("running", specSidecar)
-	fill              = framework.DeclareEvidence[fillEvidence]("fill", specOrder)
-	validatingSawFill = framework.DeclareEvidence[validatingSawFilledEvidence]("validatingSawFilled", specOrder)
-	denied            = framework.DeclareEvidence[deniedEvidence]("denied", specOrder)
-	validatingPatch   = framework.DeclareEvidence[validatingPatchEvidence]("validatingPatch", specOrder)
-	mutatingCalls     = framework.DeclareEvidence[mutatingEvidence]("mutating", specConcurrency)
-	validatingCalls   = framework.DeclareEvidence[validatingEvidence]("validating", specConcurrency)
-	concurrentRequest = framework.DeclareEvidence[requestEvidence]("request", specConcurrency)
-	reinvocation      = framework.DeclareEvidence[reinvocationEvidence]("reinvocation", specConcurrency)
-	failurePolicySeen = framework.DeclareEvidence[failurePolicyEvidence]("failurePolicy", specFailure)
-)
-
 var _ = ginkgo.Describe("Admission webhooks", func() {
 	f := framework.New("admission")
 
@@ -385,3 +275,115 @@ func maxTime(a, b time.Time) time.Time {
 	}
 	return b
 }
+
+// Evidence: what the specs above record, under the names the claims files use.
+
+// The Pod kubectl sent and the Pod the API server stored.
+type storedEvidence struct {
+	SentContainers []string `json:"sentContainers"`
+	Containers     []string `json:"containers"`
+	InitContainers []string `json:"initContainers"`
+	DefaultedLabel string   `json:"defaultedLabel"`
+}
+
+// What the validating recorder received for the Pod.
+type validatingSawEvidence struct {
+	Called         bool     `json:"called"`
+	Containers     []string `json:"containers"`
+	InitContainers []string `json:"initContainers"`
+}
+
+// The stored Pod once Ready: how many of its containers are ready.
+type runningEvidence struct {
+	Containers      int `json:"containers"`
+	ReadyContainers int `json:"readyContainers"`
+	InitDone        int `json:"initDone"`
+}
+
+// A Pod sent without containers, to a chain whose mutating webhook fills
+// them in.
+type fillEvidence struct {
+	Code             int      `json:"code"`
+	Message          string   `json:"message"`
+	StoredContainers []string `json:"storedContainers"`
+}
+
+type validatingSawFilledEvidence struct {
+	Calls      int      `json:"calls"`
+	Containers []string `json:"containers"`
+}
+
+// A Pod a validating webhook denies.
+type deniedEvidence struct {
+	Code        int    `json:"code"`
+	Message     string `json:"message"`
+	StoredAfter bool   `json:"storedAfter"`
+}
+
+// A validating webhook that answers with a patch: what became of it.
+type validatingPatchEvidence struct {
+	// Outcome: "refused" (the API server rejects a validating webhook's
+	// response that carries a patch), "admitted-without-patch" or
+	// "admitted-with-patch".
+	Outcome string `json:"outcome"`
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// Two slow mutating webhooks: one after the other, or at the same time?
+type mutatingEvidence struct {
+	CalledBoth bool    `json:"calledBoth"`
+	Sequential bool    `json:"sequential"`
+	GapMs      float64 `json:"gapMs"`
+}
+
+// Two slow validating webhooks.
+type validatingEvidence struct {
+	CalledBoth    bool    `json:"calledBoth"`
+	Parallel      bool    `json:"parallel"`
+	OverlapMs     float64 `json:"overlapMs"`
+	AfterMutation bool    `json:"afterMutation"`
+}
+
+type requestEvidence struct {
+	Code int     `json:"code"`
+	Ms   float64 `json:"ms"`
+}
+
+type reinvocationEvidence struct {
+	CallsToFirst  int `json:"callsToFirst"`
+	CallsToSecond int `json:"callsToSecond"`
+}
+
+// One webhook that cannot answer, under one failurePolicy.
+type failureCase struct {
+	Code    int     `json:"code"`
+	Message string  `json:"message"`
+	Stored  bool    `json:"stored"`
+	Ms      float64 `json:"ms"`
+	// Rejected: the request was refused because the webhook could not
+	// answer (the API server says it failed calling it).
+	Rejected bool `json:"rejected"`
+}
+
+type failurePolicyEvidence struct {
+	UnreachableFail   failureCase `json:"unreachable-fail"`
+	UnreachableIgnore failureCase `json:"unreachable-ignore"`
+	SlowFail          failureCase `json:"slow-fail"`
+	SlowIgnore        failureCase `json:"slow-ignore"`
+}
+
+var (
+	stored            = framework.DeclareEvidence[storedEvidence]("stored", specSidecar)
+	validatingSaw     = framework.DeclareEvidence[validatingSawEvidence]("validatingSaw", specSidecar)
+	running           = framework.DeclareEvidence[runningEvidence]("running", specSidecar)
+	fill              = framework.DeclareEvidence[fillEvidence]("fill", specOrder)
+	validatingSawFill = framework.DeclareEvidence[validatingSawFilledEvidence]("validatingSawFilled", specOrder)
+	denied            = framework.DeclareEvidence[deniedEvidence]("denied", specOrder)
+	validatingPatch   = framework.DeclareEvidence[validatingPatchEvidence]("validatingPatch", specOrder)
+	mutatingCalls     = framework.DeclareEvidence[mutatingEvidence]("mutating", specConcurrency)
+	validatingCalls   = framework.DeclareEvidence[validatingEvidence]("validating", specConcurrency)
+	concurrentRequest = framework.DeclareEvidence[requestEvidence]("request", specConcurrency)
+	reinvocation      = framework.DeclareEvidence[reinvocationEvidence]("reinvocation", specConcurrency)
+	failurePolicySeen = framework.DeclareEvidence[failurePolicyEvidence]("failurePolicy", specFailure)
+)

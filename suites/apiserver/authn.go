@@ -43,64 +43,6 @@ const (
 	specReads         = "apiserver-storage-reads"
 )
 
-// A request without credentials: the answer and the user it names.
-type noCredentialsEvidence struct {
-	Code   int    `json:"code"`
-	Reason string `json:"reason"`
-	User   string `json:"user"`
-}
-
-// Who a credential authenticated as ("" and the error when it did not).
-type whoEvidence struct {
-	Username string   `json:"username"`
-	Groups   []string `json:"groups"`
-	Error    string   `json:"error,omitempty"`
-}
-
-// A ServiceAccount token from the TokenRequest API.
-type saTokenEvidence struct {
-	JWTParts int `json:"jwtParts"`
-	whoEvidence
-}
-
-// The parts of the UserInfo authentication produced.
-type userInfoEvidence struct {
-	HasUsername bool     `json:"hasUsername"`
-	HasUID      bool     `json:"hasUID"`
-	GroupCount  int      `json:"groupCount"`
-	ExtraKeys   []string `json:"extraKeys"`
-}
-
-type tokenReviewEvidence struct {
-	Authenticated bool   `json:"authenticated"`
-	Username      string `json:"username"`
-}
-
-type userInfoSeenEvidence struct {
-	SameAsReview bool `json:"sameAsReview"`
-}
-
-// A token only the harness's webhook authenticator knows.
-type webhookTokenEvidence struct {
-	whoEvidence
-	AskedWebhook bool `json:"askedWebhook"`
-}
-
-var (
-	invalidToken      = framework.DeclareEvidence[framework.Answer]("invalidToken", specAuthn, specAnonymousOff)
-	noCredentials     = framework.DeclareEvidence[noCredentialsEvidence]("noCredentials", specAuthn)
-	badTokenForbidden = framework.DeclareEvidence[framework.Answer]("badTokenForbidden", specAuthn)
-	x509Cert          = framework.DeclareEvidence[whoEvidence]("x509", specAuthn)
-	saToken           = framework.DeclareEvidence[saTokenEvidence]("saToken", specAuthn)
-	userInfo          = framework.DeclareEvidence[userInfoEvidence]("userInfo", specAuthn)
-	tokenReview       = framework.DeclareEvidence[tokenReviewEvidence]("tokenReview", specAuthn)
-	userInfoSeen      = framework.DeclareEvidence[userInfoSeenEvidence]("userInfoSeen", specAuthn)
-	anonymousOff      = framework.DeclareEvidence[framework.Answer]("anonymousOff", specAnonymousOff)
-	oidc              = framework.DeclareEvidence[whoEvidence]("oidc", specAuthnExternal)
-	webhookTokenSeen  = framework.DeclareEvidence[webhookTokenEvidence]("webhookToken", specAuthnExternal)
-	unknownToken      = framework.DeclareEvidence[framework.Answer]("unknownToken", specAuthnExternal)
-)
-
 // who asks the API server who cfg's credentials authenticate as.
 func who(ctx context.Context, cfg *rest.Config) (authenticationv1.UserInfo, whoEvidence) {
 	u, err := identity.WhoAmI(ctx, cfg)
@@ -257,3 +199,63 @@ func generalizeAll(f *framework.Framework, ss []string) []string {
 	}
 	return out
 }
+
+// Evidence: what the specs above record, under the names the claims files use.
+
+// A request without credentials: the answer and the user it names.
+type noCredentialsEvidence struct {
+	Code   int    `json:"code"`
+	Reason string `json:"reason"`
+	User   string `json:"user"`
+}
+
+// Who a credential authenticated as ("" and the error when it did not).
+type whoEvidence struct {
+	Username string   `json:"username"`
+	Groups   []string `json:"groups"`
+	Error    string   `json:"error,omitempty"`
+}
+
+// A ServiceAccount token from the TokenRequest API.
+type saTokenEvidence struct {
+	JWTParts int `json:"jwtParts"`
+	whoEvidence
+}
+
+// The parts of the UserInfo authentication produced.
+type userInfoEvidence struct {
+	HasUsername bool     `json:"hasUsername"`
+	HasUID      bool     `json:"hasUID"`
+	GroupCount  int      `json:"groupCount"`
+	ExtraKeys   []string `json:"extraKeys"`
+}
+
+type tokenReviewEvidence struct {
+	Authenticated bool   `json:"authenticated"`
+	Username      string `json:"username"`
+}
+
+type userInfoSeenEvidence struct {
+	SameAsReview bool `json:"sameAsReview"`
+}
+
+// A token only the harness's webhook authenticator knows.
+type webhookTokenEvidence struct {
+	whoEvidence
+	AskedWebhook bool `json:"askedWebhook"`
+}
+
+var (
+	invalidToken      = framework.DeclareEvidence[framework.Answer]("invalidToken", specAuthn, specAnonymousOff)
+	noCredentials     = framework.DeclareEvidence[noCredentialsEvidence]("noCredentials", specAuthn)
+	badTokenForbidden = framework.DeclareEvidence[framework.Answer]("badTokenForbidden", specAuthn)
+	x509Cert          = framework.DeclareEvidence[whoEvidence]("x509", specAuthn)
+	saToken           = framework.DeclareEvidence[saTokenEvidence]("saToken", specAuthn)
+	userInfo          = framework.DeclareEvidence[userInfoEvidence]("userInfo", specAuthn)
+	tokenReview       = framework.DeclareEvidence[tokenReviewEvidence]("tokenReview", specAuthn)
+	userInfoSeen      = framework.DeclareEvidence[userInfoSeenEvidence]("userInfoSeen", specAuthn)
+	anonymousOff      = framework.DeclareEvidence[framework.Answer]("anonymousOff", specAnonymousOff)
+	oidc              = framework.DeclareEvidence[whoEvidence]("oidc", specAuthnExternal)
+	webhookTokenSeen  = framework.DeclareEvidence[webhookTokenEvidence]("webhookToken", specAuthnExternal)
+	unknownToken      = framework.DeclareEvidence[framework.Answer]("unknownToken", specAuthnExternal)
+)

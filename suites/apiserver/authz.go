@@ -26,70 +26,6 @@ import (
 
 const rbacFixture = "rbac-deployment-manager.yaml"
 
-// kubectl apply of the seed's RBAC YAML.
-type seedYAMLEvidence struct {
-	ExitCode int    `json:"exitCode"`
-	Stdout   string `json:"stdout"`
-	Stderr   string `json:"stderr"`
-}
-
-// How long the API server took to authorize by the new binding (Effective
-// false: not within Timeout.API).
-type bindingEffectiveEvidence struct {
-	Effective bool    `json:"effective"`
-	Ms        float64 `json:"ms"`
-}
-
-// The etcd requests the API server made for RBAC objects (Roles,
-// ClusterRoles and their bindings) while RBAC decided a few requests: the
-// least over several trials (etcdRequestsDuring).
-type rbacReadsEvidence struct {
-	Decisions int `json:"decisions"`
-	EtcdReads int `json:"etcdReads"`
-	Trials    int `json:"trials"`
-}
-
-// What donghyun's requests got once the binding applied.
-type afterBindingEvidence struct {
-	DefaultDeployments int `json:"defaultDeployments"`
-	OtherNamespace     int `json:"otherNamespace"`
-	Pods               int `json:"pods"`
-	Secrets            int `json:"secrets"`
-}
-
-// SubjectAccessReviews of the same attributes, and the authorizer that
-// answered them.
-type subjectAccessReviewEvidence struct {
-	Allowed            map[string]bool `json:"allowed"`
-	AgreesWithRequests bool            `json:"agreesWithRequests"`
-	// AllowedBy is the allowing authorizer's reason ("RBAC: allowed by
-	// RoleBinding ...").
-	AllowedBy string `json:"allowedBy"`
-}
-
-// What a node's credentials may do.
-type nodeAccessEvidence struct {
-	SecretOfMyPod       int    `json:"secretOfMyPod"`
-	SecretOfOtherPod    int    `json:"secretOfOtherPod"`
-	PodOnOtherNode      int    `json:"podOnOtherNode"`
-	PatchOtherNode      int    `json:"patchOtherNode"`
-	PatchOtherNodeMsg   string `json:"patchOtherNodeMsg"`
-	RestrictedLabel     int    `json:"restrictedLabel"`
-	RestrictedLabelMsg  string `json:"restrictedLabelMsg"`
-	SecretOfOtherPodMsg string `json:"secretOfOtherPodMsg"`
-}
-
-var (
-	beforeBinding       = framework.DeclareEvidence[framework.Answer]("beforeBinding", specRBAC)
-	seedYAML            = framework.DeclareEvidence[seedYAMLEvidence]("seedYAML", specRBAC)
-	correction          = framework.DeclareEvidence[string]("correction", specRBAC)
-	bindingEffective    = framework.DeclareEvidence[bindingEffectiveEvidence]("bindingEffective", specRBAC)
-	rbacReads           = framework.DeclareEvidence[rbacReadsEvidence]("rbacReads", specRBAC)
-	afterBinding        = framework.DeclareEvidence[afterBindingEvidence]("afterBinding", specRBAC)
-	subjectAccessReview = framework.DeclareEvidence[subjectAccessReviewEvidence]("subjectAccessReview", specRBAC)
-	nodeAccess          = framework.DeclareEvidence[nodeAccessEvidence]("nodeAccess", specNodeAuthz)
-)
-
 var _ = ginkgo.Describe("API server authorization", func() {
 	f := framework.New("authz")
 
@@ -343,3 +279,69 @@ func podUsingSecret(name, secret, node string) *corev1.Pod {
 		},
 	}
 }
+
+// Evidence: what the specs above record, under the names the claims files use.
+
+// kubectl apply of the seed's RBAC YAML.
+type seedYAMLEvidence struct {
+	ExitCode int    `json:"exitCode"`
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+}
+
+// How long the API server took to authorize by the new binding (Effective
+// false: not within Timeout.API).
+type bindingEffectiveEvidence struct {
+	Effective bool    `json:"effective"`
+	Ms        float64 `json:"ms"`
+}
+
+// The etcd requests the API server made for RBAC objects (Roles,
+// ClusterRoles and their bindings) while RBAC decided a few requests: the
+// least over several trials (etcdRequestsDuring).
+type rbacReadsEvidence struct {
+	Decisions int `json:"decisions"`
+	EtcdReads int `json:"etcdReads"`
+	Trials    int `json:"trials"`
+}
+
+// What donghyun's requests got once the binding applied.
+type afterBindingEvidence struct {
+	DefaultDeployments int `json:"defaultDeployments"`
+	OtherNamespace     int `json:"otherNamespace"`
+	Pods               int `json:"pods"`
+	Secrets            int `json:"secrets"`
+}
+
+// SubjectAccessReviews of the same attributes, and the authorizer that
+// answered them.
+type subjectAccessReviewEvidence struct {
+	Allowed            map[string]bool `json:"allowed"`
+	AgreesWithRequests bool            `json:"agreesWithRequests"`
+	// AllowedBy is the allowing authorizer's reason ("RBAC: allowed by
+	// RoleBinding ...").
+	AllowedBy string `json:"allowedBy"`
+}
+
+// What a node's credentials may do.
+type nodeAccessEvidence struct {
+	SecretOfMyPod       int    `json:"secretOfMyPod"`
+	SecretOfOtherPod    int    `json:"secretOfOtherPod"`
+	PodOnOtherNode      int    `json:"podOnOtherNode"`
+	PatchOtherNode      int    `json:"patchOtherNode"`
+	PatchOtherNodeMsg   string `json:"patchOtherNodeMsg"`
+	RestrictedLabel     int    `json:"restrictedLabel"`
+	RestrictedLabelMsg  string `json:"restrictedLabelMsg"`
+	SecretOfOtherPodMsg string `json:"secretOfOtherPodMsg"`
+}
+
+var (
+	beforeBinding       = framework.DeclareEvidence[framework.Answer]("beforeBinding", specRBAC)
+	seedYAML            = framework.DeclareEvidence[seedYAMLEvidence]("seedYAML", specRBAC)
+	correction          = framework.DeclareEvidence[string]("correction", specRBAC)
+	bindingEffective    = framework.DeclareEvidence[bindingEffectiveEvidence]("bindingEffective", specRBAC)
+	rbacReads           = framework.DeclareEvidence[rbacReadsEvidence]("rbacReads", specRBAC)
+	afterBinding        = framework.DeclareEvidence[afterBindingEvidence]("afterBinding", specRBAC)
+	subjectAccessReview = framework.DeclareEvidence[subjectAccessReviewEvidence]("subjectAccessReview", specRBAC)
+	nodeAccess          = framework.DeclareEvidence[nodeAccessEvidence]("nodeAccess", specNodeAuthz)
+)

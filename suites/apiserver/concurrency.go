@@ -21,59 +21,6 @@ import (
 	"github.com/kubeproof/kubeproof/framework/cluster"
 )
 
-// Two updates from the same resourceVersion.
-type conflictEvidence struct {
-	ReadResourceVersion string `json:"readResourceVersion"`
-	// WrittenResourceVersion is the one A's successful update returned;
-	// RVIncreased: it is a higher number than the one A read (etcd's
-	// revision, shared by all objects, so the step is 1 only when
-	// nothing else was written in between).
-	WrittenResourceVersion string `json:"writtenResourceVersion"`
-	RVIncreased            bool   `json:"rvIncreased"`
-	RVStep                 int64  `json:"rvStep"`
-	FirstCode              int    `json:"firstCode"`
-	SecondCode             int    `json:"secondCode"`
-	Reason                 string `json:"reason"`
-	Message                string `json:"message"`
-}
-
-type retryEvidence struct {
-	Code                        int `json:"code"`
-	PatchWithoutResourceVersion int `json:"patchWithoutResourceVersion"`
-}
-
-// A watch resumed from an old resourceVersion: what it delivered within
-// its window.
-type resumeEvidence struct {
-	Written      int  `json:"written"`
-	Received     int  `json:"received"`
-	InOrder      bool `json:"inOrder"`
-	AllDelivered bool `json:"allDelivered"`
-}
-
-// A watch read over plain HTTP/1.1: its framing and first event.
-type watchHTTPEvidence struct {
-	Code               int      `json:"code"`
-	Proto              string   `json:"proto"`
-	TransferEncoding   []string `json:"transferEncoding"`
-	FirstEventType     string   `json:"firstEventType"`
-	HasObject          bool     `json:"hasObject"`
-	StatusCode         int      `json:"statusCode"`
-	Reason             string   `json:"reason"`
-	Resumable          bool     `json:"resumable"`
-	FirstLineError     string   `json:"firstLineError,omitempty"`
-	DefaultClientProto string   `json:"defaultClientProto,omitempty"`
-}
-
-var (
-	conflict               = framework.DeclareEvidence[conflictEvidence]("conflict", specConflict)
-	retry                  = framework.DeclareEvidence[retryEvidence]("retry", specConflict)
-	resume                 = framework.DeclareEvidence[resumeEvidence]("resume", specWatch)
-	watchHTTP              = framework.DeclareEvidence[watchHTTPEvidence]("watchHTTP", specWatch)
-	compacted              = framework.DeclareEvidence[watchHTTPEvidence]("compacted", specCompacted)
-	compactedViaWatchCache = framework.DeclareEvidence[watchHTTPEvidence]("compactedViaWatchCache", specCompacted)
-)
-
 var _ = ginkgo.Describe("API server concurrency and watches", func() {
 	f := framework.New("occ")
 
@@ -259,3 +206,58 @@ func rawWatch(ctx context.Context, cfg *rest.Config, path string) watchHTTPEvide
 	ev.Resumable = resp.StatusCode == 200 && event.Type != "ERROR"
 	return ev
 }
+
+// Evidence: what the specs above record, under the names the claims files use.
+
+// Two updates from the same resourceVersion.
+type conflictEvidence struct {
+	ReadResourceVersion string `json:"readResourceVersion"`
+	// WrittenResourceVersion is the one A's successful update returned;
+	// RVIncreased: it is a higher number than the one A read (etcd's
+	// revision, shared by all objects, so the step is 1 only when
+	// nothing else was written in between).
+	WrittenResourceVersion string `json:"writtenResourceVersion"`
+	RVIncreased            bool   `json:"rvIncreased"`
+	RVStep                 int64  `json:"rvStep"`
+	FirstCode              int    `json:"firstCode"`
+	SecondCode             int    `json:"secondCode"`
+	Reason                 string `json:"reason"`
+	Message                string `json:"message"`
+}
+
+type retryEvidence struct {
+	Code                        int `json:"code"`
+	PatchWithoutResourceVersion int `json:"patchWithoutResourceVersion"`
+}
+
+// A watch resumed from an old resourceVersion: what it delivered within
+// its window.
+type resumeEvidence struct {
+	Written      int  `json:"written"`
+	Received     int  `json:"received"`
+	InOrder      bool `json:"inOrder"`
+	AllDelivered bool `json:"allDelivered"`
+}
+
+// A watch read over plain HTTP/1.1: its framing and first event.
+type watchHTTPEvidence struct {
+	Code               int      `json:"code"`
+	Proto              string   `json:"proto"`
+	TransferEncoding   []string `json:"transferEncoding"`
+	FirstEventType     string   `json:"firstEventType"`
+	HasObject          bool     `json:"hasObject"`
+	StatusCode         int      `json:"statusCode"`
+	Reason             string   `json:"reason"`
+	Resumable          bool     `json:"resumable"`
+	FirstLineError     string   `json:"firstLineError,omitempty"`
+	DefaultClientProto string   `json:"defaultClientProto,omitempty"`
+}
+
+var (
+	conflict               = framework.DeclareEvidence[conflictEvidence]("conflict", specConflict)
+	retry                  = framework.DeclareEvidence[retryEvidence]("retry", specConflict)
+	resume                 = framework.DeclareEvidence[resumeEvidence]("resume", specWatch)
+	watchHTTP              = framework.DeclareEvidence[watchHTTPEvidence]("watchHTTP", specWatch)
+	compacted              = framework.DeclareEvidence[watchHTTPEvidence]("compacted", specCompacted)
+	compactedViaWatchCache = framework.DeclareEvidence[watchHTTPEvidence]("compactedViaWatchCache", specCompacted)
+)

@@ -16,38 +16,6 @@ import (
 	"github.com/kubeproof/kubeproof/framework/kubectl"
 )
 
-// kubectl's create request for the Deployment, from its own -v=9 log.
-type kubectlCreate struct {
-	Method        string `json:"method"`
-	Scheme        string `json:"scheme"`
-	Path          string `json:"path"`
-	ContentType   string `json:"contentType"`
-	BodyIsJSON    bool   `json:"bodyIsJSON"`
-	Status        string `json:"status"`
-	Authorization string `json:"authorization"`
-}
-
-type kubectlRequestsEvidence struct {
-	Sent   []string      `json:"sent"`
-	Create kubectlCreate `json:"create"`
-}
-
-// How kubectl authenticates a request when it is given a token (here a
-// ServiceAccount token with --token): the header it sends, from -v=9.
-type kubectlWithTokenEvidence struct {
-	Authorization string `json:"authorization"`
-}
-
-type auditedKubectlEvidence struct {
-	Requests []string `json:"requests"`
-}
-
-var (
-	kubectlRequests = framework.DeclareEvidence[kubectlRequestsEvidence]("kubectlRequests", specKubectl)
-	auditedKubectl  = framework.DeclareEvidence[auditedKubectlEvidence]("auditedKubectl", specKubectl)
-	withToken       = framework.DeclareEvidence[kubectlWithTokenEvidence]("kubectlWithToken", specKubectl)
-)
-
 var _ = ginkgo.Describe("kubectl's requests", func() {
 	f := framework.New("kubectl")
 
@@ -119,3 +87,37 @@ func authorizationKind(h map[string]string) string {
 	}
 	return "client certificate (no Authorization header)"
 }
+
+// Evidence: what the specs above record, under the names the claims files use.
+
+// kubectl's create request for the Deployment, from its own -v=9 log.
+type kubectlCreate struct {
+	Method        string `json:"method"`
+	Scheme        string `json:"scheme"`
+	Path          string `json:"path"`
+	ContentType   string `json:"contentType"`
+	BodyIsJSON    bool   `json:"bodyIsJSON"`
+	Status        string `json:"status"`
+	Authorization string `json:"authorization"`
+}
+
+type kubectlRequestsEvidence struct {
+	Sent   []string      `json:"sent"`
+	Create kubectlCreate `json:"create"`
+}
+
+// How kubectl authenticates a request when it is given a token (here a
+// ServiceAccount token with --token): the header it sends, from -v=9.
+type kubectlWithTokenEvidence struct {
+	Authorization string `json:"authorization"`
+}
+
+type auditedKubectlEvidence struct {
+	Requests []string `json:"requests"`
+}
+
+var (
+	kubectlRequests = framework.DeclareEvidence[kubectlRequestsEvidence]("kubectlRequests", specKubectl)
+	auditedKubectl  = framework.DeclareEvidence[auditedKubectlEvidence]("auditedKubectl", specKubectl)
+	withToken       = framework.DeclareEvidence[kubectlWithTokenEvidence]("kubectlWithToken", specKubectl)
+)

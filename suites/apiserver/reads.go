@@ -14,25 +14,6 @@ import (
 	"github.com/kubeproof/kubeproof/framework/metrics"
 )
 
-// How the API server's reads of one PodTemplate reached etcd: the change
-// in its own count of etcd requests (etcd_requests_total, resource
-// podtemplates, which no other spec uses) around each request. Each is
-// the least of several trials, since anything else touching PodTemplates
-// at the time can only add to a count.
-type storageReadsEvidence struct {
-	// EtcdGetsForGet: a GET without a resourceVersion (the most recent
-	// state); EtcdGetsForGetRV0: a GET with resourceVersion=0 (any state
-	// the API server has).
-	EtcdGetsForGet    int `json:"etcdGetsForGet"`
-	EtcdGetsForGetRV0 int `json:"etcdGetsForGetRV0"`
-	// A merge PATCH: the etcd reads and writes it took.
-	EtcdGetsForPatch    int `json:"etcdGetsForPatch"`
-	EtcdUpdatesForPatch int `json:"etcdUpdatesForPatch"`
-	Trials              int `json:"trials"`
-}
-
-var storageReads = framework.DeclareEvidence[storageReadsEvidence]("storageReads", specReads)
-
 var _ = ginkgo.Describe("API server reads", func() {
 	f := framework.New("reads")
 
@@ -105,3 +86,24 @@ func etcdRequestsDuring(ctx context.Context, client rest.Interface, what string,
 	}
 	return least
 }
+
+// Evidence: what the specs above record, under the names the claims files use.
+
+// How the API server's reads of one PodTemplate reached etcd: the change
+// in its own count of etcd requests (etcd_requests_total, resource
+// podtemplates, which no other spec uses) around each request. Each is
+// the least of several trials, since anything else touching PodTemplates
+// at the time can only add to a count.
+type storageReadsEvidence struct {
+	// EtcdGetsForGet: a GET without a resourceVersion (the most recent
+	// state); EtcdGetsForGetRV0: a GET with resourceVersion=0 (any state
+	// the API server has).
+	EtcdGetsForGet    int `json:"etcdGetsForGet"`
+	EtcdGetsForGetRV0 int `json:"etcdGetsForGetRV0"`
+	// A merge PATCH: the etcd reads and writes it took.
+	EtcdGetsForPatch    int `json:"etcdGetsForPatch"`
+	EtcdUpdatesForPatch int `json:"etcdUpdatesForPatch"`
+	Trials              int `json:"trials"`
+}
+
+var storageReads = framework.DeclareEvidence[storageReadsEvidence]("storageReads", specReads)

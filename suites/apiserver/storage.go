@@ -33,71 +33,6 @@ import (
 	"github.com/kubeproof/kubeproof/framework/observe"
 )
 
-// A ConfigMap, read from etcd the moment its 201 arrived.
-type createdEvidence struct {
-	Code                 int  `json:"code"`
-	HasUID               bool `json:"hasUID"`
-	HasResourceVersion   bool `json:"hasResourceVersion"`
-	HasCreationTimestamp bool `json:"hasCreationTimestamp"`
-	InEtcdAt201          bool `json:"inEtcdAt201"`
-	ReadableAtOnce       bool `json:"readableAtOnce"`
-}
-
-type resourceVersionEvidence struct {
-	ResourceVersion string `json:"resourceVersion"`
-	EtcdModRevision string `json:"etcdModRevision"`
-	Equal           bool   `json:"equal"`
-}
-
-// An object as etcd holds it.
-type etcdObjectEvidence struct {
-	Exists   bool   `json:"exists"`
-	Key      string `json:"key"`
-	Encoding string `json:"encoding"`
-}
-
-// What etcd does with a client that presents no certificate.
-type etcdWithoutCertificateEvidence struct {
-	// Refused: etcd ended the connection with a TLS alert about the
-	// missing certificate.
-	Refused bool `json:"refused"`
-	// Outcome says what happened: "tls alert: ...", "answered: ...".
-	Outcome string `json:"outcome"`
-}
-
-type pathsEvidence struct {
-	Core  int `json:"core"`
-	Apps  int `json:"apps"`
-	Batch int `json:"batch"`
-}
-
-// What /api and /apis list.
-type discoveryEvidence struct {
-	CoreVersions []string `json:"coreVersions"`
-	HasApps      bool     `json:"hasApps"`
-	HasBatch     bool     `json:"hasBatch"`
-}
-
-// A CustomResourceDefinition of our own, its discovery, path and storage.
-type crdEvidence struct {
-	Listed      bool   `json:"listed"`
-	CreateCode  int    `json:"createCode"`
-	PathPattern string `json:"pathPattern"`
-	EtcdKey     string `json:"etcdKey,omitempty"`
-	EtcdExists  bool   `json:"etcdExists"`
-	Encoding    string `json:"encoding,omitempty"`
-}
-
-var (
-	created                = framework.DeclareEvidence[createdEvidence]("created", specStorage)
-	resourceVersion        = framework.DeclareEvidence[resourceVersionEvidence]("resourceVersion", specStorage)
-	deploymentEtcd         = framework.DeclareEvidence[etcdObjectEvidence]("deploymentEtcd", specStorage)
-	etcdWithoutCertificate = framework.DeclareEvidence[etcdWithoutCertificateEvidence]("etcdWithoutCertificate", specStorage)
-	paths                  = framework.DeclareEvidence[pathsEvidence]("paths", specDiscovery)
-	discovery              = framework.DeclareEvidence[discoveryEvidence]("discovery", specDiscovery)
-	crd                    = framework.DeclareEvidence[crdEvidence]("crd", specDiscovery)
-)
-
 var _ = ginkgo.Describe("API server storage", func() {
 	f := framework.New("storage")
 
@@ -290,3 +225,70 @@ func askEtcdWithoutCertificate(access *cluster.EtcdClient) etcdWithoutCertificat
 	}
 	return etcdWithoutCertificateEvidence{Refused: false, Outcome: "answered: " + string(buf[:n])}
 }
+
+// Evidence: what the specs above record, under the names the claims files use.
+
+// A ConfigMap, read from etcd the moment its 201 arrived.
+type createdEvidence struct {
+	Code                 int  `json:"code"`
+	HasUID               bool `json:"hasUID"`
+	HasResourceVersion   bool `json:"hasResourceVersion"`
+	HasCreationTimestamp bool `json:"hasCreationTimestamp"`
+	InEtcdAt201          bool `json:"inEtcdAt201"`
+	ReadableAtOnce       bool `json:"readableAtOnce"`
+}
+
+type resourceVersionEvidence struct {
+	ResourceVersion string `json:"resourceVersion"`
+	EtcdModRevision string `json:"etcdModRevision"`
+	Equal           bool   `json:"equal"`
+}
+
+// An object as etcd holds it.
+type etcdObjectEvidence struct {
+	Exists   bool   `json:"exists"`
+	Key      string `json:"key"`
+	Encoding string `json:"encoding"`
+}
+
+// What etcd does with a client that presents no certificate.
+type etcdWithoutCertificateEvidence struct {
+	// Refused: etcd ended the connection with a TLS alert about the
+	// missing certificate.
+	Refused bool `json:"refused"`
+	// Outcome says what happened: "tls alert: ...", "answered: ...".
+	Outcome string `json:"outcome"`
+}
+
+type pathsEvidence struct {
+	Core  int `json:"core"`
+	Apps  int `json:"apps"`
+	Batch int `json:"batch"`
+}
+
+// What /api and /apis list.
+type discoveryEvidence struct {
+	CoreVersions []string `json:"coreVersions"`
+	HasApps      bool     `json:"hasApps"`
+	HasBatch     bool     `json:"hasBatch"`
+}
+
+// A CustomResourceDefinition of our own, its discovery, path and storage.
+type crdEvidence struct {
+	Listed      bool   `json:"listed"`
+	CreateCode  int    `json:"createCode"`
+	PathPattern string `json:"pathPattern"`
+	EtcdKey     string `json:"etcdKey,omitempty"`
+	EtcdExists  bool   `json:"etcdExists"`
+	Encoding    string `json:"encoding,omitempty"`
+}
+
+var (
+	created                = framework.DeclareEvidence[createdEvidence]("created", specStorage)
+	resourceVersion        = framework.DeclareEvidence[resourceVersionEvidence]("resourceVersion", specStorage)
+	deploymentEtcd         = framework.DeclareEvidence[etcdObjectEvidence]("deploymentEtcd", specStorage)
+	etcdWithoutCertificate = framework.DeclareEvidence[etcdWithoutCertificateEvidence]("etcdWithoutCertificate", specStorage)
+	paths                  = framework.DeclareEvidence[pathsEvidence]("paths", specDiscovery)
+	discovery              = framework.DeclareEvidence[discoveryEvidence]("discovery", specDiscovery)
+	crd                    = framework.DeclareEvidence[crdEvidence]("crd", specDiscovery)
+)

@@ -26,57 +26,6 @@ var (
 	// name serves on every cluster.)
 )
 
-// An invalid Pod: the answer, whether validation is what refused it, and
-// whether anything was stored.
-type invalidEvidence struct {
-	framework.Answer
-	// RejectedByValidation: refused as invalid (422 Invalid) or as
-	// undecodable (400 BadRequest), not for another reason.
-	RejectedByValidation bool `json:"rejectedByValidation"`
-	Stored               bool `json:"stored"`
-}
-
-// A Pod with an unknown field under each field validation level.
-type unknownFieldEvidence struct {
-	Strict framework.Answer `json:"Strict"`
-	Warn   framework.Answer `json:"Warn"`
-	Ignore framework.Answer `json:"Ignore"`
-}
-
-type kubectlRun struct {
-	ExitCode int    `json:"exitCode"`
-	Stderr   string `json:"stderr"`
-}
-
-type validationKubectlEvidence struct {
-	MissingField       kubectlRun `json:"missingField"`
-	UnknownFieldStrict kubectlRun `json:"unknownFieldStrict"`
-	UnknownFieldWarn   kubectlRun `json:"unknownFieldWarn"`
-}
-
-// The user the ordering checks send invalid Pods as: may it create a valid
-// one? (Only then does its 403 show authorization's place.)
-type unauthorizedEvidence struct {
-	ValidPodCode int    `json:"validPodCode"`
-	Allowed      bool   `json:"allowed"`
-	Reason       string `json:"reason"`
-}
-
-type forbiddenEvidence struct {
-	Code int `json:"code"`
-}
-
-var (
-	missingField              = framework.DeclareEvidence[invalidEvidence]("missingField", specValidation)
-	wrongType                 = framework.DeclareEvidence[invalidEvidence]("wrongType", specValidation)
-	unknownField              = framework.DeclareEvidence[unknownFieldEvidence]("unknownField", specValidation)
-	validationKubectl         = framework.DeclareEvidence[validationKubectlEvidence]("kubectl", specValidation)
-	unauthorized              = framework.DeclareEvidence[unauthorizedEvidence]("unauthorized", specValidation)
-	invalidAndForbidden       = framework.DeclareEvidence[framework.Answer]("invalidAndForbidden", specValidation)
-	forbidden                 = framework.DeclareEvidence[forbiddenEvidence]("forbidden", specValidation)
-	invalidAndUnauthenticated = framework.DeclareEvidence[framework.Answer]("invalidAndUnauthenticated", specValidation)
-)
-
 var _ = ginkgo.Describe("API server validation", func() {
 	f := framework.New("validation")
 
@@ -150,3 +99,56 @@ var _ = ginkgo.Describe("API server validation", func() {
 			invalidAndUnauthenticated.Record(post(identity.Bearer(f.RESTConfig, "kubeproof-not-a-token"), "", podWithoutContainers).Answer())
 		})
 })
+
+// Evidence: what the specs above record, under the names the claims files use.
+
+// An invalid Pod: the answer, whether validation is what refused it, and
+// whether anything was stored.
+type invalidEvidence struct {
+	framework.Answer
+	// RejectedByValidation: refused as invalid (422 Invalid) or as
+	// undecodable (400 BadRequest), not for another reason.
+	RejectedByValidation bool `json:"rejectedByValidation"`
+	Stored               bool `json:"stored"`
+}
+
+// A Pod with an unknown field under each field validation level.
+type unknownFieldEvidence struct {
+	Strict framework.Answer `json:"Strict"`
+	Warn   framework.Answer `json:"Warn"`
+	Ignore framework.Answer `json:"Ignore"`
+}
+
+type kubectlRun struct {
+	ExitCode int    `json:"exitCode"`
+	Stderr   string `json:"stderr"`
+}
+
+type validationKubectlEvidence struct {
+	MissingField       kubectlRun `json:"missingField"`
+	UnknownFieldStrict kubectlRun `json:"unknownFieldStrict"`
+	UnknownFieldWarn   kubectlRun `json:"unknownFieldWarn"`
+}
+
+// The user the ordering checks send invalid Pods as: may it create a valid
+// one? (Only then does its 403 show authorization's place.)
+type unauthorizedEvidence struct {
+	ValidPodCode int    `json:"validPodCode"`
+	Allowed      bool   `json:"allowed"`
+	Reason       string `json:"reason"`
+}
+
+type forbiddenEvidence struct {
+	Code int `json:"code"`
+}
+
+var (
+	missingField              = framework.DeclareEvidence[invalidEvidence]("missingField", specValidation)
+	wrongType                 = framework.DeclareEvidence[invalidEvidence]("wrongType", specValidation)
+	unknownField              = framework.DeclareEvidence[unknownFieldEvidence]("unknownField", specValidation)
+	validationKubectl         = framework.DeclareEvidence[validationKubectlEvidence]("kubectl", specValidation)
+	unauthorized              = framework.DeclareEvidence[unauthorizedEvidence]("unauthorized", specValidation)
+	invalidAndForbidden       = framework.DeclareEvidence[framework.Answer]("invalidAndForbidden", specValidation)
+	forbidden                 = framework.DeclareEvidence[forbiddenEvidence]("forbidden", specValidation)
+	invalidAndUnauthenticated = framework.DeclareEvidence[framework.Answer]("invalidAndUnauthenticated", specValidation)
+)

@@ -50,105 +50,6 @@ const (
 	specRecreate = "controllers-recreate"
 )
 
-// The ReplicaSet the Deployment controller made (Created false: none
-// within Timeout.Controller).
-type replicaSetEvidence struct {
-	Created          bool   `json:"created"`
-	NamePattern      string `json:"namePattern"`
-	HashLabel        bool   `json:"hashLabel"`
-	NameLikeExample  bool   `json:"nameLikeExample"`
-	SpecReplicas     int32  `json:"specReplicas"`
-	OwnerAPIVersion  string `json:"ownerAPIVersion"`
-	OwnerKind        string `json:"ownerKind"`
-	OwnerName        string `json:"ownerName"`
-	OwnerUIDMatches  bool   `json:"ownerUIDMatches"`
-	OwnerController  bool   `json:"ownerController"`
-	OwnerBlocksOwner bool   `json:"ownerBlocksOwner"`
-}
-
-// The Pods the ReplicaSet controller made, as first stored.
-type podsEvidence struct {
-	Created               int  `json:"created"`
-	NamePatternOK         bool `json:"namePatternOK"`
-	OwnedByReplicaSet     int  `json:"ownedByReplicaSet"`
-	UnscheduledAtCreation int  `json:"unscheduledAtCreation"`
-}
-
-// How many of them the scheduler bound within Timeout.Bind.
-type podsBoundEvidence struct {
-	Bound int `json:"bound"`
-}
-
-// How many of them the kubelet ran, and with which runtime.
-type podsRunEvidence struct {
-	Running  int      `json:"running"`
-	Ready    int      `json:"ready"`
-	Runtimes []string `json:"runtimes"`
-}
-
-// The order etcd stored the Deployment and the ReplicaSet in.
-type storageEvidence struct {
-	DeploymentBeforeReplicaSet bool  `json:"deploymentBeforeReplicaSet"`
-	DeploymentRevision         int64 `json:"deploymentRevision"`
-	ReplicaSetRevision         int64 `json:"replicaSetRevision"`
-}
-
-// Who created what, from the audit log.
-type flowWritersEvidence struct {
-	DeploymentBy             string   `json:"deploymentBy"`
-	DeploymentKubectl        bool     `json:"deploymentKubectl"`
-	DeploymentCode           int      `json:"deploymentCode"`
-	ReplicaSetBy             string   `json:"replicaSetBy"`
-	PodsBy                   []string `json:"podsBy"`
-	PodCreates               int      `json:"podCreates"`
-	DeploymentControllerGets int      `json:"deploymentControllerGets"`
-	ReplicaSetControllerGets int      `json:"replicaSetControllerGets"`
-}
-
-// Who bound the Pods, and whether after their creation, from the audit log.
-type bindingsEvidence struct {
-	Count             int      `json:"count"`
-	By                []string `json:"by"`
-	PodsBeforeBinding bool     `json:"podsBeforeBinding"`
-}
-
-// The order of the creations, from the audit log.
-type flowOrderEvidence struct {
-	ReplicaSetBeforePods    bool    `json:"replicaSetBeforePods"`
-	NoReplicaSetAt201       bool    `json:"noReplicaSetAt201"`
-	NoPodAt201              bool    `json:"noPodAt201"`
-	DeploymentResponseMs    float64 `json:"deploymentResponseMs"`
-	ReplicaSetStoredAfterMs float64 `json:"replicaSetStoredAfterMs"`
-}
-
-// Whether etcd holds the Deployment and its ReplicaSet.
-type flowEtcdEvidence struct {
-	ReplicaSetStored bool `json:"replicaSetStored"`
-	DeploymentStored bool `json:"deploymentStored"`
-}
-
-// The first ReplicaSet, Pod, binding and Ready Pod after kubectl apply,
-// over several applies.
-type timelineEvidence struct {
-	ReplicaSetMs framework.Samples `json:"replicaSetMs"`
-	PodMs        framework.Samples `json:"podMs"`
-	BindingMs    framework.Samples `json:"bindingMs"`
-	ReadyMs      framework.Samples `json:"readyMs"`
-}
-
-var (
-	replicaSetSeen = framework.DeclareEvidence[replicaSetEvidence]("replicaSet", specFlow)
-	podsSeen       = framework.DeclareEvidence[podsEvidence]("pods", specFlow)
-	podsBound      = framework.DeclareEvidence[podsBoundEvidence]("podsBound", specFlow)
-	podsRun        = framework.DeclareEvidence[podsRunEvidence]("podsRun", specFlow)
-	storage        = framework.DeclareEvidence[storageEvidence]("storage", specFlow)
-	flowWriters    = framework.DeclareEvidence[flowWritersEvidence]("writers", specFlow)
-	flowOrder      = framework.DeclareEvidence[flowOrderEvidence]("order", specFlow)
-	flowBindings   = framework.DeclareEvidence[bindingsEvidence]("bindings", specFlow)
-	flowEtcd       = framework.DeclareEvidence[flowEtcdEvidence]("etcd", specFlow)
-	timeline       = framework.DeclareEvidence[timelineEvidence]("timeline", specTiming)
-)
-
 var _ = ginkgo.Describe("Deployment controllers", func() {
 	f := framework.New("deploy")
 
@@ -494,3 +395,104 @@ func addedRevision(events []observe.Event) int64 {
 	}
 	return 0
 }
+
+// Evidence: what the specs above record, under the names the claims files use.
+
+// The ReplicaSet the Deployment controller made (Created false: none
+// within Timeout.Controller).
+type replicaSetEvidence struct {
+	Created          bool   `json:"created"`
+	NamePattern      string `json:"namePattern"`
+	HashLabel        bool   `json:"hashLabel"`
+	NameLikeExample  bool   `json:"nameLikeExample"`
+	SpecReplicas     int32  `json:"specReplicas"`
+	OwnerAPIVersion  string `json:"ownerAPIVersion"`
+	OwnerKind        string `json:"ownerKind"`
+	OwnerName        string `json:"ownerName"`
+	OwnerUIDMatches  bool   `json:"ownerUIDMatches"`
+	OwnerController  bool   `json:"ownerController"`
+	OwnerBlocksOwner bool   `json:"ownerBlocksOwner"`
+}
+
+// The Pods the ReplicaSet controller made, as first stored.
+type podsEvidence struct {
+	Created               int  `json:"created"`
+	NamePatternOK         bool `json:"namePatternOK"`
+	OwnedByReplicaSet     int  `json:"ownedByReplicaSet"`
+	UnscheduledAtCreation int  `json:"unscheduledAtCreation"`
+}
+
+// How many of them the scheduler bound within Timeout.Bind.
+type podsBoundEvidence struct {
+	Bound int `json:"bound"`
+}
+
+// How many of them the kubelet ran, and with which runtime.
+type podsRunEvidence struct {
+	Running  int      `json:"running"`
+	Ready    int      `json:"ready"`
+	Runtimes []string `json:"runtimes"`
+}
+
+// The order etcd stored the Deployment and the ReplicaSet in.
+type storageEvidence struct {
+	DeploymentBeforeReplicaSet bool  `json:"deploymentBeforeReplicaSet"`
+	DeploymentRevision         int64 `json:"deploymentRevision"`
+	ReplicaSetRevision         int64 `json:"replicaSetRevision"`
+}
+
+// Who created what, from the audit log.
+type flowWritersEvidence struct {
+	DeploymentBy             string   `json:"deploymentBy"`
+	DeploymentKubectl        bool     `json:"deploymentKubectl"`
+	DeploymentCode           int      `json:"deploymentCode"`
+	ReplicaSetBy             string   `json:"replicaSetBy"`
+	PodsBy                   []string `json:"podsBy"`
+	PodCreates               int      `json:"podCreates"`
+	DeploymentControllerGets int      `json:"deploymentControllerGets"`
+	ReplicaSetControllerGets int      `json:"replicaSetControllerGets"`
+}
+
+// Who bound the Pods, and whether after their creation, from the audit log.
+type bindingsEvidence struct {
+	Count             int      `json:"count"`
+	By                []string `json:"by"`
+	PodsBeforeBinding bool     `json:"podsBeforeBinding"`
+}
+
+// The order of the creations, from the audit log.
+type flowOrderEvidence struct {
+	ReplicaSetBeforePods    bool    `json:"replicaSetBeforePods"`
+	NoReplicaSetAt201       bool    `json:"noReplicaSetAt201"`
+	NoPodAt201              bool    `json:"noPodAt201"`
+	DeploymentResponseMs    float64 `json:"deploymentResponseMs"`
+	ReplicaSetStoredAfterMs float64 `json:"replicaSetStoredAfterMs"`
+}
+
+// Whether etcd holds the Deployment and its ReplicaSet.
+type flowEtcdEvidence struct {
+	ReplicaSetStored bool `json:"replicaSetStored"`
+	DeploymentStored bool `json:"deploymentStored"`
+}
+
+// The first ReplicaSet, Pod, binding and Ready Pod after kubectl apply,
+// over several applies.
+type timelineEvidence struct {
+	ReplicaSetMs framework.Samples `json:"replicaSetMs"`
+	PodMs        framework.Samples `json:"podMs"`
+	BindingMs    framework.Samples `json:"bindingMs"`
+	ReadyMs      framework.Samples `json:"readyMs"`
+}
+
+var (
+	replicaSetSeen = framework.DeclareEvidence[replicaSetEvidence]("replicaSet", specFlow)
+	podsSeen       = framework.DeclareEvidence[podsEvidence]("pods", specFlow)
+	podsBound      = framework.DeclareEvidence[podsBoundEvidence]("podsBound", specFlow)
+	podsRun        = framework.DeclareEvidence[podsRunEvidence]("podsRun", specFlow)
+	storage        = framework.DeclareEvidence[storageEvidence]("storage", specFlow)
+	flowWriters    = framework.DeclareEvidence[flowWritersEvidence]("writers", specFlow)
+	flowOrder      = framework.DeclareEvidence[flowOrderEvidence]("order", specFlow)
+	flowBindings   = framework.DeclareEvidence[bindingsEvidence]("bindings", specFlow)
+	flowEtcd       = framework.DeclareEvidence[flowEtcdEvidence]("etcd", specFlow)
+	timeline       = framework.DeclareEvidence[timelineEvidence]("timeline", specTiming)
+)

@@ -26,105 +26,6 @@ import (
 	"github.com/kubeproof/kubeproof/framework/podstate"
 )
 
-// Scaling up, as the watches saw it when the window ended.
-type scaleUpEvidence struct {
-	Ready      int   `json:"ready"`
-	ReplicaSet int32 `json:"replicaSet"`
-}
-
-// Scaling down.
-type scaleDownEvidence struct {
-	Pods       int   `json:"pods"`
-	ReplicaSet int32 `json:"replicaSet"`
-}
-
-// The last Pod deleted by hand.
-type selfHealEvidence struct {
-	Recreated bool `json:"recreated"`
-	Ready     int  `json:"ready"`
-}
-
-// A Deployment deleted with background propagation: what was left of its
-// dependents when the window ended, and who deleted them.
-type backgroundEvidence struct {
-	RSGone               bool     `json:"rsGone"`
-	PodsGone             bool     `json:"podsGone"`
-	ReplicaSetsRemaining int      `json:"replicaSetsRemaining"`
-	PodsRemaining        int      `json:"podsRemaining"`
-	ReplicaSetsDeletedBy []string `json:"replicaSetsDeletedBy,omitempty"`
-}
-
-// A Deployment deleted with foreground propagation.
-type foregroundEvidence struct {
-	MarkedWithFinalizer      bool `json:"markedWithFinalizer"`
-	DeploymentGone           bool `json:"deploymentGone"`
-	OwnerGoneAfterDependents bool `json:"ownerGoneAfterDependents"`
-}
-
-// A Deployment deleted with propagationPolicy Orphan.
-type orphanEvidence struct {
-	DeploymentGone             bool `json:"deploymentGone"`
-	OwnerRefRemoved            bool `json:"ownerRefRemoved"`
-	ReplicaSetsRemain          int  `json:"replicaSetsRemain"`
-	PodsRemain                 int  `json:"podsRemain"`
-	PodsStillOwnedByReplicaSet int  `json:"podsStillOwnedByReplicaSet"`
-	DependentsCleanedUp        bool `json:"dependentsCleanedUp"`
-}
-
-// A rolling update: the extremes maxSurge and maxUnavailable bound, and the
-// ReplicaSets before and after.
-type rolloutEvidence struct {
-	Completed    bool  `json:"completed"`
-	Replicas     int32 `json:"replicas"`
-	MaxDesired   int32 `json:"maxDesired"`
-	MaxPods      int   `json:"maxPods"`
-	MinAvailable int32 `json:"minAvailable"`
-	WithinBounds bool  `json:"withinBounds"`
-	// PodsWithinBounds: the Pods that existed (not terminating) never
-	// outnumbered replicas + maxSurge.
-	PodsWithinBounds bool   `json:"podsWithinBounds"`
-	NewReplicaSet    bool   `json:"newReplicaSet"`
-	OldScaledDown    bool   `json:"oldScaledDown"`
-	OldRevision      string `json:"oldRevision"`
-	NewRevision      string `json:"newRevision"`
-}
-
-type reconcilesEvidence struct {
-	ReplicaSetUpdates int `json:"replicaSetUpdates"`
-}
-
-type undoEvidence struct {
-	BackToFirstTemplate bool   `json:"backToFirstTemplate"`
-	Revision            string `json:"revision"`
-	ReplicaSets         int    `json:"replicaSets"`
-}
-
-type historyEvidence struct {
-	ReplicaSetsLeft int `json:"replicaSetsLeft"`
-	Limit           int `json:"limit"`
-}
-
-// A Recreate rollout: when the old Pods stopped and the first new one came.
-type recreateEvidence struct {
-	OldStopped       int     `json:"oldStopped"`
-	OldGoneBeforeNew bool    `json:"oldGoneBeforeNew"`
-	GapMs            float64 `json:"gapMs"`
-}
-
-var (
-	scaleUp    = framework.DeclareEvidence[scaleUpEvidence]("scaleUp", specScale)
-	scaleDown  = framework.DeclareEvidence[scaleDownEvidence]("scaleDown", specScale)
-	selfHeal   = framework.DeclareEvidence[selfHealEvidence]("selfHeal", specScale)
-	background = framework.DeclareEvidence[backgroundEvidence]("background", specCascade)
-	foreground = framework.DeclareEvidence[foregroundEvidence]("foreground", specCascade)
-	orphan     = framework.DeclareEvidence[orphanEvidence]("orphan", specCascade)
-	rollout    = framework.DeclareEvidence[rolloutEvidence]("rollout", specRollout)
-	reconciles = framework.DeclareEvidence[reconcilesEvidence]("reconciles", specRollout)
-	undo       = framework.DeclareEvidence[undoEvidence]("undo", specRollout)
-	history    = framework.DeclareEvidence[historyEvidence]("history", specRollout)
-	recreate   = framework.DeclareEvidence[recreateEvidence]("recreate", specRecreate)
-)
-
 var _ = ginkgo.Describe("Deployment lifecycle", func() {
 	f := framework.New("lifecycle")
 
@@ -648,3 +549,104 @@ func markAudit(l *audit.Log) (audit.Offset, error) {
 	}
 	return l.Mark()
 }
+
+// Evidence: what the specs above record, under the names the claims files use.
+
+// Scaling up, as the watches saw it when the window ended.
+type scaleUpEvidence struct {
+	Ready      int   `json:"ready"`
+	ReplicaSet int32 `json:"replicaSet"`
+}
+
+// Scaling down.
+type scaleDownEvidence struct {
+	Pods       int   `json:"pods"`
+	ReplicaSet int32 `json:"replicaSet"`
+}
+
+// The last Pod deleted by hand.
+type selfHealEvidence struct {
+	Recreated bool `json:"recreated"`
+	Ready     int  `json:"ready"`
+}
+
+// A Deployment deleted with background propagation: what was left of its
+// dependents when the window ended, and who deleted them.
+type backgroundEvidence struct {
+	RSGone               bool     `json:"rsGone"`
+	PodsGone             bool     `json:"podsGone"`
+	ReplicaSetsRemaining int      `json:"replicaSetsRemaining"`
+	PodsRemaining        int      `json:"podsRemaining"`
+	ReplicaSetsDeletedBy []string `json:"replicaSetsDeletedBy,omitempty"`
+}
+
+// A Deployment deleted with foreground propagation.
+type foregroundEvidence struct {
+	MarkedWithFinalizer      bool `json:"markedWithFinalizer"`
+	DeploymentGone           bool `json:"deploymentGone"`
+	OwnerGoneAfterDependents bool `json:"ownerGoneAfterDependents"`
+}
+
+// A Deployment deleted with propagationPolicy Orphan.
+type orphanEvidence struct {
+	DeploymentGone             bool `json:"deploymentGone"`
+	OwnerRefRemoved            bool `json:"ownerRefRemoved"`
+	ReplicaSetsRemain          int  `json:"replicaSetsRemain"`
+	PodsRemain                 int  `json:"podsRemain"`
+	PodsStillOwnedByReplicaSet int  `json:"podsStillOwnedByReplicaSet"`
+	DependentsCleanedUp        bool `json:"dependentsCleanedUp"`
+}
+
+// A rolling update: the extremes maxSurge and maxUnavailable bound, and the
+// ReplicaSets before and after.
+type rolloutEvidence struct {
+	Completed    bool  `json:"completed"`
+	Replicas     int32 `json:"replicas"`
+	MaxDesired   int32 `json:"maxDesired"`
+	MaxPods      int   `json:"maxPods"`
+	MinAvailable int32 `json:"minAvailable"`
+	WithinBounds bool  `json:"withinBounds"`
+	// PodsWithinBounds: the Pods that existed (not terminating) never
+	// outnumbered replicas + maxSurge.
+	PodsWithinBounds bool   `json:"podsWithinBounds"`
+	NewReplicaSet    bool   `json:"newReplicaSet"`
+	OldScaledDown    bool   `json:"oldScaledDown"`
+	OldRevision      string `json:"oldRevision"`
+	NewRevision      string `json:"newRevision"`
+}
+
+type reconcilesEvidence struct {
+	ReplicaSetUpdates int `json:"replicaSetUpdates"`
+}
+
+type undoEvidence struct {
+	BackToFirstTemplate bool   `json:"backToFirstTemplate"`
+	Revision            string `json:"revision"`
+	ReplicaSets         int    `json:"replicaSets"`
+}
+
+type historyEvidence struct {
+	ReplicaSetsLeft int `json:"replicaSetsLeft"`
+	Limit           int `json:"limit"`
+}
+
+// A Recreate rollout: when the old Pods stopped and the first new one came.
+type recreateEvidence struct {
+	OldStopped       int     `json:"oldStopped"`
+	OldGoneBeforeNew bool    `json:"oldGoneBeforeNew"`
+	GapMs            float64 `json:"gapMs"`
+}
+
+var (
+	scaleUp    = framework.DeclareEvidence[scaleUpEvidence]("scaleUp", specScale)
+	scaleDown  = framework.DeclareEvidence[scaleDownEvidence]("scaleDown", specScale)
+	selfHeal   = framework.DeclareEvidence[selfHealEvidence]("selfHeal", specScale)
+	background = framework.DeclareEvidence[backgroundEvidence]("background", specCascade)
+	foreground = framework.DeclareEvidence[foregroundEvidence]("foreground", specCascade)
+	orphan     = framework.DeclareEvidence[orphanEvidence]("orphan", specCascade)
+	rollout    = framework.DeclareEvidence[rolloutEvidence]("rollout", specRollout)
+	reconciles = framework.DeclareEvidence[reconcilesEvidence]("reconciles", specRollout)
+	undo       = framework.DeclareEvidence[undoEvidence]("undo", specRollout)
+	history    = framework.DeclareEvidence[historyEvidence]("history", specRollout)
+	recreate   = framework.DeclareEvidence[recreateEvidence]("recreate", specRecreate)
+)

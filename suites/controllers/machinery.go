@@ -25,51 +25,6 @@ const (
 	specRetry     = "controllers-retry"
 )
 
-// How one component first read a kind of object, from the audit log since
-// the cluster's start.
-type informerEvidence struct {
-	// InitialState is how the component got the objects that existed:
-	// "list" (a LIST request, then a watch) or "watch-list" (a watch that
-	// streams them first, sendInitialEvents=true).
-	InitialState string `json:"initialState"`
-	Watches      bool   `json:"watches"`
-	FirstRequest string `json:"firstRequest"`
-	// Refused is the first request the API server turned down before that
-	// (a watch-list it does not serve, which the client falls back from).
-	Refused string `json:"refused,omitempty"`
-}
-
-// Every node's kubelet, and the Pods it watches.
-type kubeletWatchesEvidence struct {
-	Nodes int `json:"nodes"`
-	// AllNodesWatch: each node's kubelet watches Pods, filtered to its own
-	// node (fieldSelector spec.nodeName=<node>).
-	AllNodesWatch bool     `json:"allNodesWatch"`
-	Missing       []string `json:"missing,omitempty"`
-	InitialState  string   `json:"initialState"`
-}
-
-// A ReplicaSet whose Pods a ResourceQuota refuses, then the quota removed.
-type retryEvidence struct {
-	// Attempts are the ReplicaSet controller's refused creates within the
-	// window; IntervalsMs the time between them.
-	Attempts      int       `json:"attempts"`
-	IntervalsMs   []float64 `json:"intervalsMs"`
-	IntervalsGrow bool      `json:"intervalsGrow"`
-	WindowSeconds float64   `json:"windowSeconds"`
-	// RecoveredWithoutChange: once the quota was gone, the Pod was created
-	// without anything done to the ReplicaSet.
-	RecoveredWithoutChange bool    `json:"recoveredWithoutChange"`
-	RecoveredAfterMs       float64 `json:"recoveredAfterMs"`
-}
-
-var (
-	schedulerInformer  = framework.DeclareEvidence[informerEvidence]("schedulerInformer", specInformers)
-	controllerInformer = framework.DeclareEvidence[informerEvidence]("controllerInformer", specInformers)
-	kubeletWatches     = framework.DeclareEvidence[kubeletWatchesEvidence]("kubeletWatches", specInformers)
-	workqueueRetry     = framework.DeclareEvidence[retryEvidence]("workqueueRetry", specRetry)
-)
-
 var _ = ginkgo.Describe("Controller machinery", func() {
 	f := framework.New("machinery")
 
@@ -227,3 +182,50 @@ func isRefusedPod(e observe.Event) bool {
 	p := framework.PodOf(e)
 	return p != nil && p.Labels["app"] == "refused"
 }
+
+// Evidence: what the specs above record, under the names the claims files use.
+
+// How one component first read a kind of object, from the audit log since
+// the cluster's start.
+type informerEvidence struct {
+	// InitialState is how the component got the objects that existed:
+	// "list" (a LIST request, then a watch) or "watch-list" (a watch that
+	// streams them first, sendInitialEvents=true).
+	InitialState string `json:"initialState"`
+	Watches      bool   `json:"watches"`
+	FirstRequest string `json:"firstRequest"`
+	// Refused is the first request the API server turned down before that
+	// (a watch-list it does not serve, which the client falls back from).
+	Refused string `json:"refused,omitempty"`
+}
+
+// Every node's kubelet, and the Pods it watches.
+type kubeletWatchesEvidence struct {
+	Nodes int `json:"nodes"`
+	// AllNodesWatch: each node's kubelet watches Pods, filtered to its own
+	// node (fieldSelector spec.nodeName=<node>).
+	AllNodesWatch bool     `json:"allNodesWatch"`
+	Missing       []string `json:"missing,omitempty"`
+	InitialState  string   `json:"initialState"`
+}
+
+// A ReplicaSet whose Pods a ResourceQuota refuses, then the quota removed.
+type retryEvidence struct {
+	// Attempts are the ReplicaSet controller's refused creates within the
+	// window; IntervalsMs the time between them.
+	Attempts      int       `json:"attempts"`
+	IntervalsMs   []float64 `json:"intervalsMs"`
+	IntervalsGrow bool      `json:"intervalsGrow"`
+	WindowSeconds float64   `json:"windowSeconds"`
+	// RecoveredWithoutChange: once the quota was gone, the Pod was created
+	// without anything done to the ReplicaSet.
+	RecoveredWithoutChange bool    `json:"recoveredWithoutChange"`
+	RecoveredAfterMs       float64 `json:"recoveredAfterMs"`
+}
+
+var (
+	schedulerInformer  = framework.DeclareEvidence[informerEvidence]("schedulerInformer", specInformers)
+	controllerInformer = framework.DeclareEvidence[informerEvidence]("controllerInformer", specInformers)
+	kubeletWatches     = framework.DeclareEvidence[kubeletWatchesEvidence]("kubeletWatches", specInformers)
+	workqueueRetry     = framework.DeclareEvidence[retryEvidence]("workqueueRetry", specRetry)
+)

@@ -24,56 +24,6 @@ const (
 	specIsolation = "kubelet-isolation"
 )
 
-// A Pod bound by its creator to a node without room for it: what the
-// kubelet made of it.
-type kubeletAdmissionEvidence struct {
-	Phase             string `json:"phase"`
-	Reason            string `json:"reason"`
-	Message           string `json:"message"`
-	ContainersStarted bool   `json:"containersStarted"`
-	RequestedCPU      string `json:"requestedCPU"`
-	NodeAllocatable   string `json:"nodeAllocatable"`
-}
-
-// A privileged Pod in a namespace that enforces the restricted Pod
-// Security Standard: who stopped it, if anyone.
-type podSecurityEvidence struct {
-	// EnforcedBy is "kube-apiserver" (the create was refused), "kubelet"
-	// (created, but the kubelet refused to run it) or "nobody" (it ran).
-	EnforcedBy string `json:"enforcedBy"`
-	CreateCode int    `json:"createCode"`
-	Message    string `json:"message"`
-}
-
-// Two containers of one Pod and a container of another, as the kernel
-// reports their namespaces.
-type namespacesEvidence struct {
-	SharedNet bool `json:"sharedNet"`
-	SharedIPC bool `json:"sharedIPC"`
-	SharedUTS bool `json:"sharedUTS"`
-	// OtherPodSeparate: the other Pod has a network, IPC and UTS namespace
-	// of its own.
-	OtherPodSeparate bool   `json:"otherPodSeparate"`
-	HostnameIsPod    bool   `json:"hostnameIsPod"`
-	Hostname         string `json:"hostname"`
-}
-
-// The seccomp mode of a container by default, and with the runtime's
-// default profile asked for.
-type seccompEvidence struct {
-	// Default and RuntimeDefault are /proc/self/status's Seccomp field:
-	// "0" disabled, "2" filtering.
-	Default        string `json:"default"`
-	RuntimeDefault string `json:"runtimeDefault"`
-}
-
-var (
-	kubeletAdmission = framework.DeclareEvidence[kubeletAdmissionEvidence]("kubeletAdmission", specAdmission)
-	podSecurity      = framework.DeclareEvidence[podSecurityEvidence]("podSecurity", specAdmission)
-	namespaces       = framework.DeclareEvidence[namespacesEvidence]("namespaces", specIsolation)
-	seccomp          = framework.DeclareEvidence[seccompEvidence]("seccomp", specIsolation)
-)
-
 var _ = ginkgo.Describe("Kubelet admission and isolation", func() {
 	f := framework.New("kubelet-adm")
 
@@ -182,3 +132,55 @@ func proc(ctx context.Context, f *framework.Framework, pod, ctr string) testapp.
 	framework.ExpectNoError(json.Unmarshal([]byte(res.Stdout), &p), "read proc of %s/%s: %s", pod, ctr, res.Stdout)
 	return p
 }
+
+// Evidence: what the specs above record, under the names the claims files use.
+
+// A Pod bound by its creator to a node without room for it: what the
+// kubelet made of it.
+type kubeletAdmissionEvidence struct {
+	Phase             string `json:"phase"`
+	Reason            string `json:"reason"`
+	Message           string `json:"message"`
+	ContainersStarted bool   `json:"containersStarted"`
+	RequestedCPU      string `json:"requestedCPU"`
+	NodeAllocatable   string `json:"nodeAllocatable"`
+}
+
+// A privileged Pod in a namespace that enforces the restricted Pod
+// Security Standard: who stopped it, if anyone.
+type podSecurityEvidence struct {
+	// EnforcedBy is "kube-apiserver" (the create was refused), "kubelet"
+	// (created, but the kubelet refused to run it) or "nobody" (it ran).
+	EnforcedBy string `json:"enforcedBy"`
+	CreateCode int    `json:"createCode"`
+	Message    string `json:"message"`
+}
+
+// Two containers of one Pod and a container of another, as the kernel
+// reports their namespaces.
+type namespacesEvidence struct {
+	SharedNet bool `json:"sharedNet"`
+	SharedIPC bool `json:"sharedIPC"`
+	SharedUTS bool `json:"sharedUTS"`
+	// OtherPodSeparate: the other Pod has a network, IPC and UTS namespace
+	// of its own.
+	OtherPodSeparate bool   `json:"otherPodSeparate"`
+	HostnameIsPod    bool   `json:"hostnameIsPod"`
+	Hostname         string `json:"hostname"`
+}
+
+// The seccomp mode of a container by default, and with the runtime's
+// default profile asked for.
+type seccompEvidence struct {
+	// Default and RuntimeDefault are /proc/self/status's Seccomp field:
+	// "0" disabled, "2" filtering.
+	Default        string `json:"default"`
+	RuntimeDefault string `json:"runtimeDefault"`
+}
+
+var (
+	kubeletAdmission = framework.DeclareEvidence[kubeletAdmissionEvidence]("kubeletAdmission", specAdmission)
+	podSecurity      = framework.DeclareEvidence[podSecurityEvidence]("podSecurity", specAdmission)
+	namespaces       = framework.DeclareEvidence[namespacesEvidence]("namespaces", specIsolation)
+	seccomp          = framework.DeclareEvidence[seccompEvidence]("seccomp", specIsolation)
+)

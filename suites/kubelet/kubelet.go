@@ -55,82 +55,6 @@ const (
 	specProbes    = "kubelet-probes"
 )
 
-// An unbound Pod over an observation window, beside a bound one that shows
-// the kubelet at work.
-type unboundEvidence struct {
-	WindowSeconds     float64  `json:"windowSeconds"`
-	ControlStarted    bool     `json:"controlStarted"`
-	SchedulerGaveUp   bool     `json:"schedulerGaveUp"`
-	Bound             bool     `json:"bound"`
-	ContainerEvents   int      `json:"containerEvents"`
-	ContainerStatuses int      `json:"containerStatuses"`
-	Reasons           []string `json:"reasons"`
-}
-
-// Two containers of one Pod, and the runtime's view of it.
-type sandboxEvidence struct {
-	LocalhostWorks    bool     `json:"localhostWorks"`
-	SameInterfaces    bool     `json:"sameInterfaces"`
-	PodIPOnInterfaces bool     `json:"podIPOnInterfaces"`
-	RuntimeOrder      []string `json:"runtimeOrder,omitempty"`
-	SandboxFirst      *bool    `json:"sandboxFirst,omitempty"`
-	RuntimeNote       string   `json:"runtimeNote,omitempty"`
-}
-
-// The imagePullPolicy the API server gave each form of image reference.
-type pullPolicyEvidence struct {
-	Latest   string `json:"latest"`
-	NoTag    string `json:"noTag"`
-	FixedTag string `json:"fixedTag"`
-	Digest   string `json:"digest"`
-}
-
-// An image on the node with IfNotPresent, and one that is nowhere.
-type imagesEvidence struct {
-	LocalPulledMessage  string `json:"localPulledMessage"`
-	LocalAlreadyPresent bool   `json:"localAlreadyPresent"`
-	LocalPulling        bool   `json:"localPulling"`
-	MissingFailed       bool   `json:"missingFailed"`
-	MissingReason       string `json:"missingReason"`
-	MissingEventType    string `json:"missingEventType"`
-	MissingEventMessage string `json:"missingEventMessage"`
-}
-
-// The cgroup limits a container reads from inside.
-type cgroupEvidence struct {
-	Version          string            `json:"version"`
-	Files            map[string]string `json:"files"`
-	MemoryLimitBytes float64           `json:"memoryLimitBytes"`
-	CPULimitCores    float64           `json:"cpuLimitCores"`
-	Error            string            `json:"error,omitempty"`
-}
-
-// A container whose startup takes startupDelaySeconds, behind a startupProbe.
-type startupEvidence struct {
-	StartupDelaySeconds   float64 `json:"startupDelaySeconds"`
-	RunningToReadyMs      float64 `json:"runningToReadyMs"`
-	StartedToReadyMs      float64 `json:"startedToReadyMs"`
-	RestartsDuringStartup int32   `json:"restartsDuringStartup"`
-}
-
-// The same container once its liveness endpoint fails.
-type livenessEvidence struct {
-	Restarted        bool    `json:"restarted"`
-	RestartCount     int32   `json:"restartCount"`
-	RestartedAfterMs float64 `json:"restartedAfterMs"`
-	WindowSeconds    float64 `json:"windowSeconds"`
-}
-
-var (
-	unbound           = framework.DeclareEvidence[unboundEvidence]("unbound", specBoundOnly)
-	sandbox           = framework.DeclareEvidence[sandboxEvidence]("sandbox", specSandbox)
-	defaultPullPolicy = framework.DeclareEvidence[pullPolicyEvidence]("defaultPullPolicy", specImages)
-	imagesSeen        = framework.DeclareEvidence[imagesEvidence]("images", specImages)
-	cgroup            = framework.DeclareEvidence[cgroupEvidence]("cgroup", specCgroups)
-	startup           = framework.DeclareEvidence[startupEvidence]("startup", specProbes)
-	liveness          = framework.DeclareEvidence[livenessEvidence]("liveness", specProbes)
-)
-
 var _ = ginkgo.Describe("Kubelet", func() {
 	f := framework.New("kubelet")
 
@@ -378,3 +302,81 @@ func parseCgroup(out string) cgroupEvidence {
 	}
 	return ev
 }
+
+// Evidence: what the specs above record, under the names the claims files use.
+
+// An unbound Pod over an observation window, beside a bound one that shows
+// the kubelet at work.
+type unboundEvidence struct {
+	WindowSeconds     float64  `json:"windowSeconds"`
+	ControlStarted    bool     `json:"controlStarted"`
+	SchedulerGaveUp   bool     `json:"schedulerGaveUp"`
+	Bound             bool     `json:"bound"`
+	ContainerEvents   int      `json:"containerEvents"`
+	ContainerStatuses int      `json:"containerStatuses"`
+	Reasons           []string `json:"reasons"`
+}
+
+// Two containers of one Pod, and the runtime's view of it.
+type sandboxEvidence struct {
+	LocalhostWorks    bool     `json:"localhostWorks"`
+	SameInterfaces    bool     `json:"sameInterfaces"`
+	PodIPOnInterfaces bool     `json:"podIPOnInterfaces"`
+	RuntimeOrder      []string `json:"runtimeOrder,omitempty"`
+	SandboxFirst      *bool    `json:"sandboxFirst,omitempty"`
+	RuntimeNote       string   `json:"runtimeNote,omitempty"`
+}
+
+// The imagePullPolicy the API server gave each form of image reference.
+type pullPolicyEvidence struct {
+	Latest   string `json:"latest"`
+	NoTag    string `json:"noTag"`
+	FixedTag string `json:"fixedTag"`
+	Digest   string `json:"digest"`
+}
+
+// An image on the node with IfNotPresent, and one that is nowhere.
+type imagesEvidence struct {
+	LocalPulledMessage  string `json:"localPulledMessage"`
+	LocalAlreadyPresent bool   `json:"localAlreadyPresent"`
+	LocalPulling        bool   `json:"localPulling"`
+	MissingFailed       bool   `json:"missingFailed"`
+	MissingReason       string `json:"missingReason"`
+	MissingEventType    string `json:"missingEventType"`
+	MissingEventMessage string `json:"missingEventMessage"`
+}
+
+// The cgroup limits a container reads from inside.
+type cgroupEvidence struct {
+	Version          string            `json:"version"`
+	Files            map[string]string `json:"files"`
+	MemoryLimitBytes float64           `json:"memoryLimitBytes"`
+	CPULimitCores    float64           `json:"cpuLimitCores"`
+	Error            string            `json:"error,omitempty"`
+}
+
+// A container whose startup takes startupDelaySeconds, behind a startupProbe.
+type startupEvidence struct {
+	StartupDelaySeconds   float64 `json:"startupDelaySeconds"`
+	RunningToReadyMs      float64 `json:"runningToReadyMs"`
+	StartedToReadyMs      float64 `json:"startedToReadyMs"`
+	RestartsDuringStartup int32   `json:"restartsDuringStartup"`
+}
+
+// The same container once its liveness endpoint fails.
+type livenessEvidence struct {
+	Restarted        bool    `json:"restarted"`
+	RestartCount     int32   `json:"restartCount"`
+	RestartedAfterMs float64 `json:"restartedAfterMs"`
+	WindowSeconds    float64 `json:"windowSeconds"`
+}
+
+var (
+	unbound           = framework.DeclareEvidence[unboundEvidence]("unbound", specBoundOnly)
+	sandbox           = framework.DeclareEvidence[sandboxEvidence]("sandbox", specSandbox)
+	defaultPullPolicy = framework.DeclareEvidence[pullPolicyEvidence]("defaultPullPolicy", specImages)
+	imagesSeen        = framework.DeclareEvidence[imagesEvidence]("images", specImages)
+	cgroup            = framework.DeclareEvidence[cgroupEvidence]("cgroup", specCgroups)
+	startup           = framework.DeclareEvidence[startupEvidence]("startup", specProbes)
+	liveness          = framework.DeclareEvidence[livenessEvidence]("liveness", specProbes)
+)

@@ -62,56 +62,6 @@ const (
 	specReadiness = "network-readiness"
 )
 
-// Two Pods' IPs, and whether each reaches the other by it.
-type podIPsEvidence struct {
-	Distinct         bool   `json:"distinct"`
-	InNodePodCIDR    bool   `json:"inNodePodCIDR"`
-	AlphaReachesBeta bool   `json:"alphaReachesBeta"`
-	BetaReachesAlpha bool   `json:"betaReachesAlpha"`
-	Eth0HasPodIP     bool   `json:"eth0HasPodIP"`
-	PodCIDR          string `json:"podCIDR"`
-}
-
-// How server-b's endpoint followed its readiness, from the EndpointSlice
-// watch (windows of Timeout.Endpoint).
-type readinessEvidence struct {
-	// NotReadyBeforeFirstPass: no EndpointSlice marked server-b's endpoint
-	// ready before its Pod was Ready (in etcd's order of writes).
-	NotReadyBeforeFirstPass bool `json:"notReadyBeforeFirstPass"`
-	// ListedNotReadyBeforePass: the endpoint was listed, marked not
-	// ready, before the Pod was Ready.
-	ListedNotReadyBeforePass bool    `json:"listedNotReadyBeforePass"`
-	NotReadyInSlice          bool    `json:"notReadyInSlice"`
-	NotReadyInSliceAfterMs   float64 `json:"notReadyInSliceAfterMs"`
-	ReadyAgainInSlice        bool    `json:"readyAgainInSlice"`
-	ReadyInSliceAfterMs      float64 `json:"readyInSliceAfterMs"`
-	WindowSeconds            float64 `json:"windowSeconds"`
-}
-
-// Who answered requests to the Service's ClusterIP, at each stage.
-type trafficEvidence struct {
-	// Reached: some request through the ClusterIP reached a Pod of the
-	// Service within Timeout.Traffic.
-	Reached           bool    `json:"reached"`
-	BothReady         string  `json:"bothReady"`
-	BothServed        bool    `json:"bothServed"`
-	WhileBNotReady    string  `json:"whileBNotReady"`
-	OnlyReadyServed   bool    `json:"onlyReadyServed"`
-	AfterBReadyAgain  string  `json:"afterBReadyAgain"`
-	BothServedAgain   bool    `json:"bothServedAgain"`
-	ProxyLagDownMs    float64 `json:"proxyLagDownMs"`
-	ProxyLagUpMs      float64 `json:"proxyLagUpMs"`
-	UnknownResponders int     `json:"unknownResponders"`
-	FailedRequests    int     `json:"failedRequests"`
-	LastError         string  `json:"lastError,omitempty"`
-}
-
-var (
-	podIPs    = framework.DeclareEvidence[podIPsEvidence]("podIPs", specPodIPs)
-	readiness = framework.DeclareEvidence[readinessEvidence]("readiness", specReadiness)
-	traffic   = framework.DeclareEvidence[trafficEvidence]("traffic", specReadiness)
-)
-
 var _ = ginkgo.Describe("Pod network", func() {
 	f := framework.New("net")
 
@@ -321,3 +271,55 @@ func revision(rv string) int64 {
 	n, _ := strconv.ParseInt(rv, 10, 64)
 	return n
 }
+
+// Evidence: what the specs above record, under the names the claims files use.
+
+// Two Pods' IPs, and whether each reaches the other by it.
+type podIPsEvidence struct {
+	Distinct         bool   `json:"distinct"`
+	InNodePodCIDR    bool   `json:"inNodePodCIDR"`
+	AlphaReachesBeta bool   `json:"alphaReachesBeta"`
+	BetaReachesAlpha bool   `json:"betaReachesAlpha"`
+	Eth0HasPodIP     bool   `json:"eth0HasPodIP"`
+	PodCIDR          string `json:"podCIDR"`
+}
+
+// How server-b's endpoint followed its readiness, from the EndpointSlice
+// watch (windows of Timeout.Endpoint).
+type readinessEvidence struct {
+	// NotReadyBeforeFirstPass: no EndpointSlice marked server-b's endpoint
+	// ready before its Pod was Ready (in etcd's order of writes).
+	NotReadyBeforeFirstPass bool `json:"notReadyBeforeFirstPass"`
+	// ListedNotReadyBeforePass: the endpoint was listed, marked not
+	// ready, before the Pod was Ready.
+	ListedNotReadyBeforePass bool    `json:"listedNotReadyBeforePass"`
+	NotReadyInSlice          bool    `json:"notReadyInSlice"`
+	NotReadyInSliceAfterMs   float64 `json:"notReadyInSliceAfterMs"`
+	ReadyAgainInSlice        bool    `json:"readyAgainInSlice"`
+	ReadyInSliceAfterMs      float64 `json:"readyInSliceAfterMs"`
+	WindowSeconds            float64 `json:"windowSeconds"`
+}
+
+// Who answered requests to the Service's ClusterIP, at each stage.
+type trafficEvidence struct {
+	// Reached: some request through the ClusterIP reached a Pod of the
+	// Service within Timeout.Traffic.
+	Reached           bool    `json:"reached"`
+	BothReady         string  `json:"bothReady"`
+	BothServed        bool    `json:"bothServed"`
+	WhileBNotReady    string  `json:"whileBNotReady"`
+	OnlyReadyServed   bool    `json:"onlyReadyServed"`
+	AfterBReadyAgain  string  `json:"afterBReadyAgain"`
+	BothServedAgain   bool    `json:"bothServedAgain"`
+	ProxyLagDownMs    float64 `json:"proxyLagDownMs"`
+	ProxyLagUpMs      float64 `json:"proxyLagUpMs"`
+	UnknownResponders int     `json:"unknownResponders"`
+	FailedRequests    int     `json:"failedRequests"`
+	LastError         string  `json:"lastError,omitempty"`
+}
+
+var (
+	podIPs    = framework.DeclareEvidence[podIPsEvidence]("podIPs", specPodIPs)
+	readiness = framework.DeclareEvidence[readinessEvidence]("readiness", specReadiness)
+	traffic   = framework.DeclareEvidence[trafficEvidence]("traffic", specReadiness)
+)

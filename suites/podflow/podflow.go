@@ -38,92 +38,6 @@ const (
 	specTiming       = "podflow-timing"
 )
 
-// What kubectl apply -f pod.yaml did.
-type applyEvidence struct {
-	ExitCode int     `json:"exitCode"`
-	Stdout   string  `json:"stdout"`
-	Ms       float64 `json:"ms"`
-}
-
-// The Pod's first stored state.
-type storedEvidence struct {
-	Phase                string `json:"phase"`
-	NodeName             string `json:"nodeName"`
-	HasUID               bool   `json:"hasUID"`
-	HasResourceVersion   bool   `json:"hasResourceVersion"`
-	HasCreationTimestamp bool   `json:"hasCreationTimestamp"`
-}
-
-// Whether the Pod was bound within the window, and to what.
-type boundEvidence struct {
-	Bound         bool    `json:"bound"`
-	WindowSeconds float64 `json:"windowSeconds"`
-	NodeExists    bool    `json:"nodeExists"`
-	PodScheduled  string  `json:"podScheduled"`
-	LastSeen      string  `json:"lastSeen"`
-}
-
-// Whether its container ran within the window, and how.
-type runningEvidence struct {
-	Running          bool   `json:"running"`
-	Phase            string `json:"phase"`
-	Runtime          string `json:"runtime"`
-	ContainerRunning bool   `json:"containerRunning"`
-	RestartCount     int32  `json:"restartCount"`
-	HasPodIP         bool   `json:"hasPodIP"`
-	StartedAtSet     bool   `json:"startedAtSet"`
-	LastSeen         string `json:"lastSeen"`
-}
-
-// The Pod once Ready: its true conditions and its container's status.
-type readyEvidence struct {
-	Ready          bool     `json:"ready"`
-	ConditionsTrue []string `json:"conditionsTrue"`
-	Phase          string   `json:"phase"`
-	ContainerReady bool     `json:"containerReady"`
-	RestartCount   int32    `json:"restartCount"`
-}
-
-// The order the watch saw the Pod's states in.
-type orderEvidence struct {
-	StoredBeforeBound  bool `json:"storedBeforeBound"`
-	BoundBeforeRunning bool `json:"boundBeforeRunning"`
-	RunningBeforeReady bool `json:"runningBeforeReady"`
-}
-
-// The Pod's row in `kubectl get pods` (empty when there was none).
-type kubectlGetEvidence struct {
-	Ready    string `json:"ready"`
-	Status   string `json:"status"`
-	Restarts string `json:"restarts"`
-	Output   string `json:"output"`
-}
-
-// The Pod's events, in the order received.
-type eventsEvidence struct {
-	Reasons          []string `json:"reasons"`
-	ScheduledMessage string   `json:"scheduledMessage"`
-	InOrder          bool     `json:"inOrder"`
-}
-
-// The Pod's events about its image, when the node did not have it.
-type pullEvidence struct {
-	Reasons       []string `json:"reasons"`
-	PulledMessage string   `json:"pulledMessage"`
-}
-
-var (
-	pull       = framework.DeclareEvidence[pullEvidence]("pull", specCreate)
-	applied    = framework.DeclareEvidence[applyEvidence]("apply", specCreate, specStatusWindow, specDelete)
-	stored     = framework.DeclareEvidence[storedEvidence]("stored", specCreate)
-	bound      = framework.DeclareEvidence[boundEvidence]("bound", specCreate)
-	running    = framework.DeclareEvidence[runningEvidence]("running", specCreate)
-	ready      = framework.DeclareEvidence[readyEvidence]("ready", specCreate)
-	order      = framework.DeclareEvidence[orderEvidence]("order", specCreate)
-	kubectlGet = framework.DeclareEvidence[kubectlGetEvidence]("kubectlGet", specCreate)
-	events     = framework.DeclareEvidence[eventsEvidence]("events", specCreate)
-)
-
 var _ = ginkgo.Describe("Pod creation flow", func() {
 	f := framework.New("podflow")
 
@@ -409,3 +323,91 @@ func inOrder(reasons []string, want ...string) bool {
 	}
 	return i == len(want)
 }
+
+// Evidence: what the specs above record, under the names the claims files use.
+
+// What kubectl apply -f pod.yaml did.
+type applyEvidence struct {
+	ExitCode int     `json:"exitCode"`
+	Stdout   string  `json:"stdout"`
+	Ms       float64 `json:"ms"`
+}
+
+// The Pod's first stored state.
+type storedEvidence struct {
+	Phase                string `json:"phase"`
+	NodeName             string `json:"nodeName"`
+	HasUID               bool   `json:"hasUID"`
+	HasResourceVersion   bool   `json:"hasResourceVersion"`
+	HasCreationTimestamp bool   `json:"hasCreationTimestamp"`
+}
+
+// Whether the Pod was bound within the window, and to what.
+type boundEvidence struct {
+	Bound         bool    `json:"bound"`
+	WindowSeconds float64 `json:"windowSeconds"`
+	NodeExists    bool    `json:"nodeExists"`
+	PodScheduled  string  `json:"podScheduled"`
+	LastSeen      string  `json:"lastSeen"`
+}
+
+// Whether its container ran within the window, and how.
+type runningEvidence struct {
+	Running          bool   `json:"running"`
+	Phase            string `json:"phase"`
+	Runtime          string `json:"runtime"`
+	ContainerRunning bool   `json:"containerRunning"`
+	RestartCount     int32  `json:"restartCount"`
+	HasPodIP         bool   `json:"hasPodIP"`
+	StartedAtSet     bool   `json:"startedAtSet"`
+	LastSeen         string `json:"lastSeen"`
+}
+
+// The Pod once Ready: its true conditions and its container's status.
+type readyEvidence struct {
+	Ready          bool     `json:"ready"`
+	ConditionsTrue []string `json:"conditionsTrue"`
+	Phase          string   `json:"phase"`
+	ContainerReady bool     `json:"containerReady"`
+	RestartCount   int32    `json:"restartCount"`
+}
+
+// The order the watch saw the Pod's states in.
+type orderEvidence struct {
+	StoredBeforeBound  bool `json:"storedBeforeBound"`
+	BoundBeforeRunning bool `json:"boundBeforeRunning"`
+	RunningBeforeReady bool `json:"runningBeforeReady"`
+}
+
+// The Pod's row in `kubectl get pods` (empty when there was none).
+type kubectlGetEvidence struct {
+	Ready    string `json:"ready"`
+	Status   string `json:"status"`
+	Restarts string `json:"restarts"`
+	Output   string `json:"output"`
+}
+
+// The Pod's events, in the order received.
+type eventsEvidence struct {
+	Reasons          []string `json:"reasons"`
+	ScheduledMessage string   `json:"scheduledMessage"`
+	InOrder          bool     `json:"inOrder"`
+}
+
+// The Pod's events about its image, when the node did not have it.
+type pullEvidence struct {
+	Reasons       []string `json:"reasons"`
+	PulledMessage string   `json:"pulledMessage"`
+}
+
+var (
+	pull       = framework.DeclareEvidence[pullEvidence]("pull", specCreate)
+	applied    = framework.DeclareEvidence[applyEvidence]("apply", specCreate, specStatusWindow, specDelete)
+	stored     = framework.DeclareEvidence[storedEvidence]("stored", specCreate)
+	bound      = framework.DeclareEvidence[boundEvidence]("bound", specCreate)
+	running    = framework.DeclareEvidence[runningEvidence]("running", specCreate)
+	ready      = framework.DeclareEvidence[readyEvidence]("ready", specCreate)
+	order      = framework.DeclareEvidence[orderEvidence]("order", specCreate)
+	kubectlGet = framework.DeclareEvidence[kubectlGetEvidence]("kubectlGet", specCreate)
+	events     = framework.DeclareEvidence[eventsEvidence]("events", specCreate)
+)

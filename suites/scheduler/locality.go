@@ -10,21 +10,6 @@ import (
 	"github.com/kubeproof/kubeproof/framework"
 )
 
-// Where the scheduler put Pods of an image that one of two otherwise equal
-// simulated nodes reports holding.
-type imageLocalityEvidence struct {
-	Pods        int `json:"pods"`
-	OnImageNode int `json:"onImageNode"`
-	// AllOnImageNode: every Pod went to the node with the image. Without
-	// ImageLocality the two nodes tie, and each Pod placed makes the other
-	// node the less allocated one.
-	AllOnImageNode bool  `json:"allOnImageNode"`
-	ImageSizeMB    int64 `json:"imageSizeMB"`
-	NodesInCluster int   `json:"nodesInCluster"`
-}
-
-var imageLocality = framework.DeclareEvidence[imageLocalityEvidence]("imageLocality", specLocality)
-
 // localityImage is a name no registry serves: the Pods go only to simulated
 // nodes, which run nothing, so it is never pulled.
 const localityImage = "kubeproof.local/locality-probe:v1"
@@ -69,3 +54,20 @@ var _ = ginkgo.Describe("Scheduler image locality", func() {
 			imageLocality.Record(ev)
 		})
 })
+
+// Evidence: what the specs above record, under the names the claims files use.
+
+// Where the scheduler put Pods of an image that one of two otherwise equal
+// simulated nodes reports holding.
+type imageLocalityEvidence struct {
+	Pods        int `json:"pods"`
+	OnImageNode int `json:"onImageNode"`
+	// AllOnImageNode: every Pod went to the node with the image. Without
+	// ImageLocality the two nodes tie, and each Pod placed makes the other
+	// node the less allocated one.
+	AllOnImageNode bool  `json:"allOnImageNode"`
+	ImageSizeMB    int64 `json:"imageSizeMB"`
+	NodesInCluster int   `json:"nodesInCluster"`
+}
+
+var imageLocality = framework.DeclareEvidence[imageLocalityEvidence]("imageLocality", specLocality)

@@ -58,17 +58,6 @@ func createPod(ctx context.Context, f *framework.Framework, p *corev1.Pod) {
 	framework.ExpectNoError(err, "create Pod %s", p.Name)
 }
 
-// decision is what the scheduler did with a Pod within its window: bound
-// it, or said it cannot place it (PodScheduled=False), or nothing.
-type decision struct {
-	Decided      bool   `json:"decided"`
-	Bound        bool   `json:"bound"`
-	PodScheduled string `json:"podScheduled"`
-	Reason       string `json:"reason"`
-	Phase        string `json:"phase"`
-	node         string
-}
-
 // decide waits, within Timeout.Bind, for the scheduler to bind the named
 // Pod or to say it cannot; what it records is what the Pod showed.
 func decide(ctx context.Context, pods *observe.Recorder, name string) decision {
@@ -134,50 +123,6 @@ func failedScheduling(ctx context.Context, events *observe.Recorder, name, cause
 	})
 	return naming(evs)
 }
-
-// One Pod that no node fits: what the scheduler said, and what it did once
-// the cause was removed.
-type unschedulablePod struct {
-	decision
-	NamesCause    bool   `json:"namesCause"`
-	Message       string `json:"message"`
-	BoundAfterFix bool   `json:"boundAfterFix"`
-	BoundTo       string `json:"boundTo"`
-}
-
-type unschedulableEvidence struct {
-	TooMuchCPU       unschedulablePod `json:"too-much-cpu"`
-	TooMuchMemory    unschedulablePod `json:"too-much-memory"`
-	NoMatchingNode   unschedulablePod `json:"no-matching-node"`
-	UntoleratedTaint unschedulablePod `json:"untolerated-taint"`
-	// SimulatedNodes: the nodes are Node objects without a kubelet.
-	SimulatedNodes bool `json:"simulatedNodes"`
-}
-
-// A Pod asking for an extended resource advertised on one node.
-type extendedEvidence struct {
-	FirstBound                       bool     `json:"firstBound"`
-	FirstOnAdvertisingNode           bool     `json:"firstOnAdvertisingNode"`
-	Second                           decision `json:"second"`
-	SecondWaited                     bool     `json:"secondWaited"`
-	WaitNamesResource                bool     `json:"waitNamesResource"`
-	SecondOnAdvertisingNodeAfterFree bool     `json:"secondOnAdvertisingNodeAfterFree"`
-	Message                          string   `json:"message"`
-}
-
-// A Pod created with spec.nodeName.
-type bypassEvidence struct {
-	StoredNodeName  bool `json:"storedNodeName"`
-	Ready           bool `json:"ready"`
-	ScheduledEvent  bool `json:"scheduledEvent"`
-	BindingRequests *int `json:"bindingRequests,omitempty"`
-}
-
-var (
-	unschedulable = framework.DeclareEvidence[unschedulableEvidence]("unschedulable", specUnschedulable)
-	extended      = framework.DeclareEvidence[extendedEvidence]("extended", specExtended)
-	bypass        = framework.DeclareEvidence[bypassEvidence]("bypass", specNodeName)
-)
 
 var _ = ginkgo.Describe("Scheduler filtering", func() {
 	f := framework.New("sched")
@@ -329,3 +274,60 @@ var _ = ginkgo.Describe("Scheduler filtering", func() {
 			bypass.Record(ev)
 		})
 })
+
+// Evidence: what the specs above record, under the names the claims files use.
+
+// decision is what the scheduler did with a Pod within its window: bound
+// it, or said it cannot place it (PodScheduled=False), or nothing.
+type decision struct {
+	Decided      bool   `json:"decided"`
+	Bound        bool   `json:"bound"`
+	PodScheduled string `json:"podScheduled"`
+	Reason       string `json:"reason"`
+	Phase        string `json:"phase"`
+	node         string
+}
+
+// One Pod that no node fits: what the scheduler said, and what it did once
+// the cause was removed.
+type unschedulablePod struct {
+	decision
+	NamesCause    bool   `json:"namesCause"`
+	Message       string `json:"message"`
+	BoundAfterFix bool   `json:"boundAfterFix"`
+	BoundTo       string `json:"boundTo"`
+}
+
+type unschedulableEvidence struct {
+	TooMuchCPU       unschedulablePod `json:"too-much-cpu"`
+	TooMuchMemory    unschedulablePod `json:"too-much-memory"`
+	NoMatchingNode   unschedulablePod `json:"no-matching-node"`
+	UntoleratedTaint unschedulablePod `json:"untolerated-taint"`
+	// SimulatedNodes: the nodes are Node objects without a kubelet.
+	SimulatedNodes bool `json:"simulatedNodes"`
+}
+
+// A Pod asking for an extended resource advertised on one node.
+type extendedEvidence struct {
+	FirstBound                       bool     `json:"firstBound"`
+	FirstOnAdvertisingNode           bool     `json:"firstOnAdvertisingNode"`
+	Second                           decision `json:"second"`
+	SecondWaited                     bool     `json:"secondWaited"`
+	WaitNamesResource                bool     `json:"waitNamesResource"`
+	SecondOnAdvertisingNodeAfterFree bool     `json:"secondOnAdvertisingNodeAfterFree"`
+	Message                          string   `json:"message"`
+}
+
+// A Pod created with spec.nodeName.
+type bypassEvidence struct {
+	StoredNodeName  bool `json:"storedNodeName"`
+	Ready           bool `json:"ready"`
+	ScheduledEvent  bool `json:"scheduledEvent"`
+	BindingRequests *int `json:"bindingRequests,omitempty"`
+}
+
+var (
+	unschedulable = framework.DeclareEvidence[unschedulableEvidence]("unschedulable", specUnschedulable)
+	extended      = framework.DeclareEvidence[extendedEvidence]("extended", specExtended)
+	bypass        = framework.DeclareEvidence[bypassEvidence]("bypass", specNodeName)
+)

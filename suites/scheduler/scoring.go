@@ -24,32 +24,6 @@ const (
 	diskLabel = "score.kubeproof.io/disk"
 )
 
-// scoringNodes are the two nodes the scoring spec compares.
-type scoringNodes struct {
-	busy, idle string
-	simulated  bool
-	// fillerCPU is what the filler Pod requests on the busy node.
-	fillerCPU resource.Quantity
-	// free is each node's unrequested CPU before the filler, in millicores.
-	free map[string]int64
-}
-
-// Where the scheduler put each Pod, by node role ("busy", "idle"; "unbound"
-// for a Pod it did not bind within its window).
-type scoringEvidence struct {
-	SimulatedNodes      bool           `json:"simulatedNodes"`
-	FreePodOn           string         `json:"freePodOn"`
-	AffinePodOn         string         `json:"affinePodOn"`
-	SpreadByZone        map[string]int `json:"spreadByZone"`
-	SpreadSkew          *int           `json:"spreadSkew,omitempty"`
-	BusyFreeMilliCPU    int64          `json:"busyFreeMilliCPU"`
-	IdleFreeMilliCPU    int64          `json:"idleFreeMilliCPU"`
-	FillerMilliCPU      int64          `json:"fillerMilliCPU"`
-	NodesComparedAtOnce int            `json:"nodesComparedAtOnce"`
-}
-
-var scoring = framework.DeclareEvidence[scoringEvidence]("scoring", specScoring)
-
 var _ = ginkgo.Describe("Scheduler scoring", func() {
 	f := framework.New("score")
 
@@ -232,3 +206,31 @@ func requireNodeLabel(p *corev1.Pod, key string, values ...string) {
 		}}},
 	}}
 }
+
+// Evidence: what the specs above record, under the names the claims files use.
+
+// scoringNodes are the two nodes the scoring spec compares.
+type scoringNodes struct {
+	busy, idle string
+	simulated  bool
+	// fillerCPU is what the filler Pod requests on the busy node.
+	fillerCPU resource.Quantity
+	// free is each node's unrequested CPU before the filler, in millicores.
+	free map[string]int64
+}
+
+// Where the scheduler put each Pod, by node role ("busy", "idle"; "unbound"
+// for a Pod it did not bind within its window).
+type scoringEvidence struct {
+	SimulatedNodes      bool           `json:"simulatedNodes"`
+	FreePodOn           string         `json:"freePodOn"`
+	AffinePodOn         string         `json:"affinePodOn"`
+	SpreadByZone        map[string]int `json:"spreadByZone"`
+	SpreadSkew          *int           `json:"spreadSkew,omitempty"`
+	BusyFreeMilliCPU    int64          `json:"busyFreeMilliCPU"`
+	IdleFreeMilliCPU    int64          `json:"idleFreeMilliCPU"`
+	FillerMilliCPU      int64          `json:"fillerMilliCPU"`
+	NodesComparedAtOnce int            `json:"nodesComparedAtOnce"`
+}
+
+var scoring = framework.DeclareEvidence[scoringEvidence]("scoring", specScoring)
