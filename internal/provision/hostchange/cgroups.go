@@ -53,28 +53,42 @@ func MakeCgroup(name string) error {
 	return nil
 }
 
-// CgroupProcs lists the processes in the cgroup tree name of every hierarchy.
-func CgroupProcs(name string) []int {
-	roots, _ := CgroupMounts()
-	seen := map[int]bool{}
-	var pids []int
+// cgroupDirs lists the cgroup tree name in every hierarchy, parents before
+// their children (shortest path first).
+func cgroupDirs(name string) ([]string, error) {
+	roots, err := CgroupMounts()
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
 	for _, root := range roots {
 		_ = filepath.WalkDir(filepath.Join(root, name), func(p string, d os.DirEntry, err error) error {
-			if err != nil || !d.IsDir() {
-				return nil
-			}
-			data, err := os.ReadFile(filepath.Join(p, "cgroup.procs"))
-			if err != nil {
-				return nil
-			}
-			for _, f := range strings.Fields(string(data)) {
-				if pid, err := strconv.Atoi(f); err == nil && !seen[pid] {
-					seen[pid] = true
-					pids = append(pids, pid)
-				}
+			if err == nil && d.IsDir() {
+				dirs = append(dirs, p)
 			}
 			return nil
 		})
+	}
+	sort.SliceStable(dirs, func(i, j int) bool { return len(dirs[i]) < len(dirs[j]) })
+	return dirs, nil
+}
+
+// CgroupProcs lists the processes in the cgroup tree name of every hierarchy.
+func CgroupProcs(name string) []int {
+	dirs, _ := cgroupDirs(name)
+	seen := map[int]bool{}
+	var pids []int
+	for _, d := range dirs {
+		data, err := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(data)) {
+			if pid, err := strconv.Atoi(f); err == nil && !seen[pid] {
+				seen[pid] = true
+				pids = append(pids, pid)
+			}
+		}
 	}
 	return pids
 }
@@ -86,30 +100,20 @@ func CgroupProcs(name string) []int {
 // the cgroup stays frozen, and its processes can neither run nor die: no
 // SIGKILL reaches them, and Docker cannot remove the node.
 func ThawCgroup(name string) []error {
-	roots, err := CgroupMounts()
+	dirs, err := cgroupDirs(name)
 	if err != nil {
 		return []error{err}
 	}
 	var errs []error
-	for _, root := range roots {
-		var dirs []string
-		_ = filepath.WalkDir(filepath.Join(root, name), func(p string, d os.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				dirs = append(dirs, p)
+	for _, d := range dirs {
+		// cgroup v1's freezer, and cgroup v2's cgroup.freeze.
+		for file, thawed := range map[string]string{"freezer.state": "THAWED", "cgroup.freeze": "0"} {
+			state, err := os.ReadFile(filepath.Join(d, file))
+			if err != nil || strings.TrimSpace(string(state)) == thawed {
+				continue
 			}
-			return nil
-		})
-		sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) < len(dirs[j]) })
-		for _, d := range dirs {
-			// cgroup v1's freezer, and cgroup v2's cgroup.freeze.
-			for file, thawed := range map[string]string{"freezer.state": "THAWED", "cgroup.freeze": "0"} {
-				state, err := os.ReadFile(filepath.Join(d, file))
-				if err != nil || strings.TrimSpace(string(state)) == thawed {
-					continue
-				}
-				if err := os.WriteFile(filepath.Join(d, file), []byte(thawed), 0o644); err != nil {
-					errs = append(errs, fmt.Errorf("thaw cgroup %s: %w", d, err))
-				}
+			if err := os.WriteFile(filepath.Join(d, file), []byte(thawed), 0o644); err != nil {
+				errs = append(errs, fmt.Errorf("thaw cgroup %s: %w", d, err))
 			}
 		}
 	}
@@ -126,24 +130,14 @@ func RemoveCgroup(name string) []error {
 			errs = append(errs, err)
 		}
 	}
-	roots, err := CgroupMounts()
+	dirs, err := cgroupDirs(name)
 	if err != nil {
 		return append(errs, err)
 	}
-	for _, root := range roots {
-		top := filepath.Join(root, name)
-		var dirs []string
-		_ = filepath.WalkDir(top, func(p string, d os.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				dirs = append(dirs, p)
-			}
-			return nil
-		})
-		sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
-		for _, d := range dirs {
-			if err := os.Remove(d); err != nil && !os.IsNotExist(err) {
-				errs = append(errs, fmt.Errorf("remove cgroup %s: %w", d, err))
-			}
+	// Deepest first: a cgroup with children cannot be removed.
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := os.Remove(dirs[i]); err != nil && !os.IsNotExist(err) {
+			errs = append(errs, fmt.Errorf("remove cgroup %s: %w", dirs[i], err))
 		}
 	}
 	return errs
