@@ -59,10 +59,11 @@ var (
 	TokenReviews       = Permission{Verb: "create", Group: "authentication.k8s.io", Resource: "tokenreviews", For: "the authentication spec"}
 	ClusterRoles       = Permission{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", For: "the RBAC spec (the seed's ClusterRole)"}
 	DefaultBindings    = Permission{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "rolebindings", Namespace: "default", For: "the RBAC spec (the seed's RoleBinding in default)"}
+	NodeProxy          = Permission{Verb: "get", Resource: "nodes", Subresource: "proxy", For: "the CRI spec (a kubelet's metrics and configuration)"}
 )
 
 // All are the permissions a run checks, Namespaces first.
-var All = []Permission{Namespaces, Pods, Deployments, Nodes, MutatingWebhooks, ValidatingWebhooks, Policies, CRDs, CSRApproval, AccessReviews, TokenReviews, ClusterRoles, DefaultBindings}
+var All = []Permission{Namespaces, Pods, Deployments, Nodes, MutatingWebhooks, ValidatingWebhooks, Policies, CRDs, CSRApproval, AccessReviews, TokenReviews, ClusterRoles, DefaultBindings, NodeProxy}
 
 // Result is what the API server said of one permission.
 type Result struct {

@@ -131,9 +131,20 @@ func (ss Samples) Sum(name string, match map[string]string) float64 {
 // Scrape reads /metrics through a REST client of the component (the API
 // server's own client for the API server).
 func Scrape(ctx context.Context, client rest.Interface) (Samples, error) {
-	body, err := client.Get().AbsPath("/metrics").DoRaw(ctx)
+	return scrape(ctx, client, "/metrics")
+}
+
+// Kubelet reads a node's kubelet /metrics through the API server's node
+// proxy (nodes/proxy), which works wherever the API server reaches its
+// kubelets: on clusters kubeproof did not make too.
+func Kubelet(ctx context.Context, client rest.Interface, node string) (Samples, error) {
+	return scrape(ctx, client, "/api/v1/nodes/"+node+"/proxy/metrics")
+}
+
+func scrape(ctx context.Context, client rest.Interface, path string) (Samples, error) {
+	body, err := client.Get().AbsPath(path).DoRaw(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("read /metrics: %w", err)
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return Parse(body), nil
 }
