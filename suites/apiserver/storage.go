@@ -79,7 +79,7 @@ var _ = ginkgo.Describe("API server storage", func() {
 
 	ginkgo.It("discovers API groups and paths, a new CRD's among them, and stores custom resources as JSON",
 		framework.Checks(specDiscovery,
-			"004-API-PATHS", "004-DISCOVERY", "004-CRD-SAME-PATTERN", "004-ETCD-PROTOBUF"),
+			"004-API-PATHS", "004-DISCOVERY", "004-CRD-SAME-PATTERN", "004-ETCD-PROTOBUF", "004-OPENAPI-SCHEMA", "003-OPENAPI-VALIDATION"),
 		func(ctx ginkgo.SpecContext) {
 			f.NeedsAccess(access.CRDs)
 			ginkgo.By("the documented paths")
@@ -149,6 +149,15 @@ var _ = ginkgo.Describe("API server storage", func() {
 				ev.EtcdKey, ev.EtcdExists, ev.Encoding = f.Generalize(strings.ReplaceAll(key, group, "{group}"), nil), found, kv.Encoding()
 			}
 			crd.Record(ev)
+
+			ginkgo.By("the OpenAPI v3 schemas the API server serves, and what its validation refuses")
+			tooBig, err := framework.Request(ctx, f.RESTConfig, "POST", crPath+"?dryRun=All", map[string]any{
+				"apiVersion": group + "/v1", "kind": "Check", "metadata": map[string]any{"name": "two"}, "spec": map[string]any{"size": 11}})
+			framework.ExpectNoError(err, "create a custom resource against its schema")
+			schemaEv := schemaValidation(ctx, f)
+			schemaEv.CustomRuleRefused = tooBig.Code == 422 && strings.Contains(tooBig.Status.Message, "spec.size")
+			schemaEv.CustomRuleAnswer = tooBig.Answer()
+			openAPI.Record(schemaEv)
 		})
 })
 
@@ -179,7 +188,11 @@ func checkCRD(group string) *unstructured.Unstructured {
 			"names": map[string]any{"plural": "checks", "singular": "check", "kind": "Check", "listKind": "CheckList"},
 			"versions": []any{map[string]any{
 				"name": "v1", "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+				// One rule of our own (spec.size at most 10), to see the
+				// schema itself refuse an object.
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+					"properties": map[string]any{"spec": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+						"properties": map[string]any{"size": map[string]any{"type": "integer", "maximum": int64(10)}}}}}},
 			}},
 		},
 	}}
@@ -291,4 +304,5 @@ var (
 	paths                  = framework.DeclareEvidence[pathsEvidence]("paths", specDiscovery)
 	discovery              = framework.DeclareEvidence[discoveryEvidence]("discovery", specDiscovery)
 	crd                    = framework.DeclareEvidence[crdEvidence]("crd", specDiscovery)
+	openAPI                = framework.DeclareEvidence[openAPIEvidence]("openAPI", specDiscovery)
 )
