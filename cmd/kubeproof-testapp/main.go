@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -132,7 +133,7 @@ func newHandler(st *state, podIP string) http.Handler {
 			App: AppName, Hostname: hostname, PodName: os.Getenv("POD_NAME"),
 			PodNamespace: os.Getenv("POD_NAMESPACE"), PodIP: podIP,
 			Ready: rd, Healthy: h, Started: s, StartedAt: st.startedAt, Path: r.URL.Path,
-			Interfaces: interfaces(),
+			Interfaces: interfaces(), PeerIndex: peerIndexes(),
 		}
 	}
 	mux := http.NewServeMux()
@@ -196,6 +197,26 @@ func interfaces() map[string][]string {
 		out[i.Name] = []string{}
 		for _, a := range addrs {
 			out[i.Name] = append(out[i.Name], a.String())
+		}
+	}
+	return out
+}
+
+// peerIndexes reads each interface's iflink from sysfs (mounted in the
+// container's own network namespace): for a veth, the index of its peer.
+func peerIndexes() map[string]int {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return nil
+	}
+	out := map[string]int{}
+	for _, i := range ifs {
+		raw, err := os.ReadFile("/sys/class/net/" + i.Name + "/iflink")
+		if err != nil {
+			continue
+		}
+		if link, err := strconv.Atoi(strings.TrimSpace(string(raw))); err == nil && link != i.Index {
+			out[i.Name] = link
 		}
 	}
 	return out

@@ -8,10 +8,13 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -74,10 +77,8 @@ type Info struct {
 	CA *KeyPairFiles `json:"ca,omitempty"`
 	// ContainerdAddress is the node's containerd socket, with NodeExec.
 	ContainerdAddress string `json:"containerdAddress,omitempty"`
-	// NodeExec says how to run a command on a node; set exactly when the
-	// cluster has the NodeExec capability (an empty prefix: the node is
-	// this machine, as the local provider's, whose node shares its
-	// filesystem).
+	// NodeExec says how to run a command on a node, in the node's network
+	// namespace; set exactly when the cluster has the NodeExec capability.
 	NodeExec *NodeExecSpec `json:"nodeExec,omitempty"`
 	// Nodes are the cluster's node names (those the provider created, or
 	// for an existing cluster those the API lists).
@@ -114,6 +115,23 @@ func (i *Info) NodeCommand(node string, args ...string) (argv, env []string) {
 		argv = append(argv, strings.ReplaceAll(p, NodePlaceholder, node))
 	}
 	return append(argv, args...), i.NodeExec.Env
+}
+
+// RunOnNode runs args on node (NodeExec) and returns its standard output.
+func (i *Info) RunOnNode(ctx context.Context, node string, args ...string) ([]byte, error) {
+	if !i.Has(NodeExec) || i.NodeExec == nil {
+		return nil, errors.New(i.Missing(NodeExec))
+	}
+	argv, env := i.NodeCommand(node, args...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s on node %s: %w: %s", strings.Join(args, " "), node, err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
 }
 
 // KeyPairFiles names a PEM certificate and key on disk.

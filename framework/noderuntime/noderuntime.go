@@ -7,8 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"sort"
 	"strings"
 	"time"
@@ -28,19 +26,11 @@ type Container struct {
 // Containers returns the runtime's containers of Pod namespace/pod on node,
 // oldest first. It needs the cluster's NodeExec capability.
 func Containers(ctx context.Context, info *cluster.Info, node, namespace, pod string) ([]Container, error) {
-	if !info.Has(cluster.NodeExec) || info.NodeExec == nil || info.ContainerdAddress == "" {
+	if info.ContainerdAddress == "" {
 		return nil, fmt.Errorf("%s", info.Missing(cluster.NodeExec))
 	}
 	ctr := func(args ...string) ([]byte, error) {
-		argv, env := info.NodeCommand(node,
-			append([]string{"ctr", "--address", info.ContainerdAddress, "--namespace", "k8s.io"}, args...)...)
-		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-		cmd.Env = append(os.Environ(), env...)
-		out, err := cmd.Output()
-		if err != nil {
-			return nil, fmt.Errorf("ctr %s on node %s: %w", strings.Join(args, " "), node, err)
-		}
-		return out, nil
+		return info.RunOnNode(ctx, node, append([]string{"ctr", "--address", info.ContainerdAddress, "--namespace", "k8s.io"}, args...)...)
 	}
 	ids, err := ctr("containers", "ls", "-q")
 	if err != nil {

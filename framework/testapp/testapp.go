@@ -23,6 +23,10 @@ type Identity struct {
 	// Interfaces are the network interfaces the process sees, with their
 	// addresses: a Pod's own network namespace.
 	Interfaces map[string][]string `json:"interfaces,omitempty"`
+	// PeerIndex maps each interface that is one end of a pair (a veth) to
+	// the index of the other end, which lives in another network
+	// namespace (the interface's iflink).
+	PeerIndex map[string]int `json:"peerIndex,omitempty"`
 }
 
 // FetchResult is what `kubeproof-testapp fetch` prints: who answered how often. Only answers that

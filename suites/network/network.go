@@ -13,6 +13,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -25,6 +26,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeproof/kubeproof/framework"
+	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/framework/observe"
 	"github.com/kubeproof/kubeproof/framework/testapp"
@@ -56,6 +58,36 @@ func startReady(ctx context.Context, f *framework.Framework, rec *observe.Record
 	return out
 }
 
+// nodeLink is one line of `ip -o -d link show`.
+type nodeLink struct{ name, kind, master string }
+
+// linkByIndex finds the link with index in `ip -o -d link show` output.
+func linkByIndex(out string, index int) (nodeLink, bool) {
+	for _, line := range strings.Split(out, "\n") {
+		head, rest, ok := strings.Cut(line, ": ")
+		if !ok || head != strconv.Itoa(index) {
+			continue
+		}
+		name, _, _ := strings.Cut(rest, ":")
+		name, _, _ = strings.Cut(name, "@")
+		l := nodeLink{name: name}
+		fields := strings.Fields(rest)
+		for i, f := range fields {
+			if f == "master" && i+1 < len(fields) {
+				l.master = fields[i+1]
+			}
+			// -d prints the link's kind first on its details line.
+			if f == "veth" || f == "bridge" || f == "vxlan" || f == "ipip" {
+				if l.kind == "" {
+					l.kind = f
+				}
+			}
+		}
+		return l, true
+	}
+	return nodeLink{}, false
+}
+
 // The specs of this package.
 const (
 	specPodIPs    = "network-pod-ips"
@@ -66,7 +98,7 @@ var _ = ginkgo.Describe("Pod network", func() {
 	f := framework.New("net")
 
 	ginkgo.It("each Pod gets its own IP from the pod network, on its eth0, and Pods reach each other by IP",
-		framework.Checks(specPodIPs, "004-POD-IP-UNIQUE", "004-CNI-IPAM", "004-VETH"),
+		framework.Checks(specPodIPs, "004-POD-IP-UNIQUE", "004-CNI-IPAM", "004-VETH", "004-VETH-HOST"),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			pods := startReady(ctx, f, f.RecordPods(ctx), appPod("alpha", nil), appPod("beta", nil))
@@ -92,6 +124,23 @@ var _ = ginkgo.Describe("Pod network", func() {
 				ev.Eth0HasPodIP = testapp.HasAddr(ab.Last.Interfaces["eth0"], b.Status.PodIP)
 			}
 			podIPs.Record(ev)
+
+			ginkgo.By("the host end of beta's veth pair, on its node")
+			switch {
+			case ab.Last == nil:
+				hostVeth.Unobservable("beta never answered, so its eth0's peer is unknown")
+			case !f.Cluster.Has(cluster.NodeExec):
+				hostVeth.Unobservable("%s", f.Cluster.Missing(cluster.NodeExec))
+			default:
+				peer, isPair := ab.Last.PeerIndex["eth0"]
+				hv := hostVethEvidence{PodEth0IsPair: isPair, PeerIndex: peer}
+				links, err := f.Cluster.RunOnNode(ctx, b.Spec.NodeName, "ip", "-o", "-d", "link", "show")
+				framework.ExpectNoError(err, "list the links of node %s", b.Spec.NodeName)
+				if l, ok := linkByIndex(string(links), peer); ok && isPair {
+					hv.Found, hv.Name, hv.Kind, hv.Master = true, l.name, l.kind, l.master
+				}
+				hostVeth.Record(hv)
+			}
 		})
 
 	ginkgo.It("readiness decides the EndpointSlice, both ways, and the Service sends traffic to ready endpoints only",
@@ -284,6 +333,17 @@ type podIPsEvidence struct {
 	PodCIDR          string `json:"podCIDR"`
 }
 
+// The host end of a Pod's veth pair: the link on the Pod's node whose
+// index is the iflink of the Pod's eth0.
+type hostVethEvidence struct {
+	PodEth0IsPair bool   `json:"podEth0IsPair"`
+	PeerIndex     int    `json:"peerIndex"`
+	Found         bool   `json:"found"`
+	Name          string `json:"name,omitempty"`
+	Kind          string `json:"kind,omitempty"`
+	Master        string `json:"master,omitempty"`
+}
+
 // How server-b's endpoint followed its readiness, from the EndpointSlice
 // watch (windows of Timeout.Endpoint).
 type readinessEvidence struct {
@@ -320,6 +380,7 @@ type trafficEvidence struct {
 
 var (
 	podIPs    = framework.DeclareEvidence[podIPsEvidence]("podIPs", specPodIPs)
+	hostVeth  = framework.DeclareEvidence[hostVethEvidence]("hostVeth", specPodIPs)
 	readiness = framework.DeclareEvidence[readinessEvidence]("readiness", specReadiness)
 	traffic   = framework.DeclareEvidence[trafficEvidence]("traffic", specReadiness)
 )

@@ -99,8 +99,9 @@ func (p *Provider) info(bin binaries.Set) *cluster.Info {
 		},
 		CA:                &cluster.KeyPairFiles{CertFile: l.pki("ca.crt"), KeyFile: l.pki("ca.key")},
 		ContainerdAddress: l.containerdSock(),
-		// The node shares this machine's filesystem: commands run here.
-		NodeExec: &cluster.NodeExecSpec{},
+		// The node shares this machine's filesystem, not its network:
+		// commands run here, in the node's network namespace.
+		NodeExec: &cluster.NodeExecSpec{Prefix: []string{"ip", "netns", "exec", l.netns()}},
 		Nodes:    []string{l.nodeName()},
 	}
 }
