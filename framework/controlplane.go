@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/onsi/ginkgo/v2"
 	"k8s.io/client-go/rest"
@@ -18,13 +19,7 @@ import (
 func (f *Framework) StartAPIServer(ctx context.Context, args ...string) (*cluster.APIServer, *rest.Config) {
 	ginkgo.GinkgoHelper()
 	f.Require(cluster.ControlPlaneFlags)
-	starter, err := apiServerStarter(f.Cluster)
-	if errors.Is(err, errNoStarter) {
-		ginkgo.Skip(err.Error())
-	}
-	// A provider that can start one but whose cluster cannot be opened is
-	// broken, not lacking a capability: that fails.
-	ExpectNoError(err, "open the %s cluster %q", f.Cluster.Provider, f.Cluster.Name)
+	starter := providerAbility[cluster.APIServerStarter](f, "start an extra API server")
 	ginkgo.By(fmt.Sprintf("starting an extra API server with %v", args))
 	srv, err := starter.StartAPIServer(ctx, args)
 	ExpectNoError(err, "start an extra API server")
@@ -34,22 +29,46 @@ func (f *Framework) StartAPIServer(ctx context.Context, args ...string) (*cluste
 	return srv, cfg
 }
 
-// apiServerStarter is the cluster's provider, if it can start an extra API
-// server (an ability found by interface, through the provider registry).
-func apiServerStarter(info *cluster.Info) (cluster.APIServerStarter, error) {
-	p, err := cluster.Open(info)
-	if err != nil {
-		if errors.Is(err, cluster.ErrNoAbility) {
-			return nil, fmt.Errorf("provider %s: %w", info.Provider, errNoStarter)
-		}
-		return nil, err
+// StopComponent stops a component of the cluster under test (etcd,
+// kube-controller-manager, kube-scheduler) and returns what starts it
+// again (its error is the component's failure to come back, for the spec
+// to report), which also runs when the spec ends if the spec did not.
+// The spec skips, saying why, when the provider cannot stop components.
+// Specs that call it disturb every other spec: they carry the Serial label.
+func (f *Framework) StopComponent(ctx context.Context, name string) (start func(context.Context) error) {
+	ginkgo.GinkgoHelper()
+	stopper := providerAbility[cluster.ComponentStopper](f, "stop and start its components")
+	ginkgo.By("stopping " + name)
+	restart, err := stopper.StopComponent(ctx, name)
+	ExpectNoError(err, "stop %s", name)
+	var once sync.Once
+	var startErr error
+	startOnce := func(ctx context.Context) error {
+		once.Do(func() {
+			ginkgo.By("starting " + name + " again")
+			startErr = restart(ctx)
+		})
+		return startErr
 	}
-	s, ok := p.(cluster.APIServerStarter)
-	if !ok {
-		return nil, fmt.Errorf("provider %s: %w", info.Provider, errNoStarter)
-	}
-	return s, nil
+	ginkgo.DeferCleanup(startOnce)
+	return startOnce
 }
 
-// errNoStarter: the provider has no way to start an extra API server.
-var errNoStarter = errors.New("cannot start an extra API server")
+// providerAbility is the cluster's provider as a T, if the provider has
+// that ability (found by interface, through the provider registry); the
+// spec skips, naming what the provider cannot do, when it has not.
+func providerAbility[T any](f *Framework, what string) T {
+	ginkgo.GinkgoHelper()
+	p, err := cluster.Open(f.Cluster)
+	if errors.Is(err, cluster.ErrNoAbility) {
+		ginkgo.Skip(fmt.Sprintf("provider %s cannot %s", f.Cluster.Provider, what))
+	}
+	// A provider that has abilities but whose cluster cannot be opened is
+	// broken, not lacking one: that fails.
+	ExpectNoError(err, "open the %s cluster %q", f.Cluster.Provider, f.Cluster.Name)
+	a, ok := p.(T)
+	if !ok {
+		ginkgo.Skip(fmt.Sprintf("provider %s cannot %s", f.Cluster.Provider, what))
+	}
+	return a
+}

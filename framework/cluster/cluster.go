@@ -255,6 +255,16 @@ type APIServerStarter interface {
 	StartAPIServer(ctx context.Context, extraArgs []string) (*APIServer, error)
 }
 
+// ComponentStopper is a provider that can stop a component of its cluster
+// (the controller manager, the scheduler, etcd) and start it again as it
+// was: checks use it to see what the cluster does while the component is
+// gone, and how the component catches up when it is back.
+type ComponentStopper interface {
+	// StopComponent stops the component and returns what starts it again
+	// and waits until it is healthy.
+	StopComponent(ctx context.Context, name string) (start func(context.Context) error, err error)
+}
+
 // APIServer is an extra API server a provider started.
 type APIServer struct {
 	// URL is its address (https://host:port).

@@ -1,0 +1,86 @@
+package kind
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+
+	"github.com/kubeproof/kubeproof/framework/cluster"
+)
+
+var _ cluster.ComponentStopper = (*Provider)(nil)
+
+// The static Pods StopComponent stops, and the name the kernel gives their
+// process (/proc/PID/comm holds at most 15 bytes).
+var stoppable = map[string]string{
+	"etcd":            "etcd",
+	ControllerManager: "kube-controller",
+	Scheduler:         "kube-scheduler",
+}
+
+// StopComponent stops a control-plane static Pod the way an operator does:
+// its manifest leaves /etc/kubernetes/manifests, and the kubelet stops it.
+// The returned function puts the manifest back and waits until the
+// kubelet runs the component's process again; what the component does
+// then is for the caller to observe.
+func (p *Provider) StopComponent(ctx context.Context, name string) (func(context.Context) error, error) {
+	comm, ok := stoppable[name]
+	if !ok {
+		names := make([]string, 0, len(stoppable))
+		for n := range stoppable {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return nil, fmt.Errorf("the kind provider stops only %s, not %s", strings.Join(names, ", "), name)
+	}
+	st, err := loadState(p.l)
+	if err != nil {
+		return nil, fmt.Errorf("kind cluster %q is not up: %w", p.cfg.Name, err)
+	}
+	kp, err := p.kind(st.DockerHost)
+	if err != nil {
+		return nil, err
+	}
+	_, cp, _, err := p.nodesOf(kp)
+	if err != nil {
+		return nil, err
+	}
+	manifest := "/etc/kubernetes/manifests/" + name + ".yaml"
+	parked := "/etc/kubernetes/" + name + ".yaml.kubeproof-stopped"
+	if err := cp.Command("mv", manifest, parked).Run(); err != nil {
+		return nil, fmt.Errorf("stop %s: move its manifest out of %s: %w", name, cp, err)
+	}
+	if err := waitProcess(ctx, cp, comm, false); err != nil {
+		return nil, fmt.Errorf("stop %s: %w", name, err)
+	}
+	return func(ctx context.Context) error {
+		if err := cp.Command("mv", parked, manifest).Run(); err != nil {
+			return fmt.Errorf("start %s again: put its manifest back on %s: %w", name, cp, err)
+		}
+		if err := waitProcess(ctx, cp, comm, true); err != nil {
+			return fmt.Errorf("start %s again: %w", name, err)
+		}
+		return nil
+	}, nil
+}
+
+// waitProcess waits until a process named comm runs on node (running) or
+// none does. The node's PID namespace holds its Pods' processes.
+func waitProcess(ctx context.Context, node nodes.Node, comm string, running bool) error {
+	const timeout = 60 * time.Second
+	script := `for f in /proc/[0-9]*/comm; do [ "$(cat "$f" 2>/dev/null)" = "$1" ] && exit 0; done; exit 1`
+	var last bool
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		last = node.CommandContext(ctx, "sh", "-c", script, "sh", comm).Run() == nil
+		return last == running, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waited %s for a process %q on %s to be running=%t; last seen running=%t: %w", timeout, comm, node, running, last, err)
+	}
+	return nil
+}
