@@ -16,11 +16,13 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 
 	"github.com/kubeproof/kubeproof/internal/pki"
 )
@@ -39,7 +41,13 @@ type Server struct {
 
 	mu       sync.Mutex
 	webhooks []string // users the webhook answered for, in order
+	grants   []Grant
+	asked    []string // requests the authorizer was asked about, in order
 }
+
+// Grant is a request the authorization webhook allows: User doing Verb on
+// Resource (in any namespace).
+type Grant struct{ User, Verb, Resource string }
 
 // Start serves the issuer and the webhook. tokens are the opaque tokens the
 // webhook authenticator accepts, with the user each stands for.
@@ -72,6 +80,7 @@ func Start(tokens map[string]authenticationv1.UserInfo) (*Server, error) {
 	mux.HandleFunc("/.well-known/openid-configuration", s.discovery)
 	mux.HandleFunc("/keys", s.jwks)
 	mux.HandleFunc("/authenticate", s.webhook)
+	mux.HandleFunc("/authorize", s.authorize)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.srv.Serve(lis) }()
 	return s, nil
@@ -122,6 +131,45 @@ func (s *Server) WebhookAnswers() []string {
 	return append([]string(nil), s.webhooks...)
 }
 
+// Allow makes the authorization webhook allow g. It has no opinion on
+// anything else, so that the next authorizer of the chain decides.
+func (s *Server) Allow(g Grant) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.grants = append(s.grants, g)
+}
+
+// authorize answers a SubjectAccessReview: allowed for a grant, no opinion
+// otherwise.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+	var review authorizationv1.SubjectAccessReview
+	if err := json.NewDecoder(r.Body).Decode(&review); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	asked := Grant{User: review.Spec.User}
+	if ra := review.Spec.ResourceAttributes; ra != nil {
+		asked.Verb, asked.Resource = ra.Verb, ra.Resource
+	}
+	s.mu.Lock()
+	s.asked = append(s.asked, asked.User+" "+asked.Verb+" "+asked.Resource)
+	allowed := slices.Contains(s.grants, asked)
+	s.mu.Unlock()
+	review.Status = authorizationv1.SubjectAccessReviewStatus{Allowed: allowed, Reason: "kubeproof authorization webhook: no opinion"}
+	if allowed {
+		review.Status.Reason = "kubeproof authorization webhook: granted"
+	}
+	writeJSON(w, review)
+}
+
+// AuthorizerAsked lists the requests the authorization webhook was asked
+// about ("user verb resource"), in order.
+func (s *Server) AuthorizerAsked() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.asked...)
+}
+
 // Token issues a signed ID token (ES256 JWT) for subject in groups.
 func (s *Server) Token(subject string, groups []string, audience string, ttl time.Duration) (string, error) {
 	now := time.Now()
@@ -165,13 +213,19 @@ jwt:
 
 // WebhookKubeconfig is the kubeconfig kube-apiserver's
 // --authentication-token-webhook-config-file takes to reach the webhook.
-func (s *Server) WebhookKubeconfig() []byte {
+func (s *Server) WebhookKubeconfig() []byte { return s.kubeconfig("/authenticate") }
+
+// AuthorizerKubeconfig is the kubeconfig kube-apiserver's
+// --authorization-webhook-config-file takes to reach the authorizer.
+func (s *Server) AuthorizerKubeconfig() []byte { return s.kubeconfig("/authorize") }
+
+func (s *Server) kubeconfig(path string) []byte {
 	return []byte(fmt.Sprintf(`apiVersion: v1
 kind: Config
 clusters:
 - name: kubeproof-authserver
   cluster:
-    server: %s/authenticate
+    server: %s%s
     certificate-authority-data: %s
 users:
 - name: kube-apiserver
@@ -179,7 +233,7 @@ contexts:
 - name: webhook
   context: {cluster: kubeproof-authserver, user: kube-apiserver}
 current-context: webhook
-`, s.URL, base64.StdEncoding.EncodeToString(s.CAPEM)))
+`, s.URL, path, base64.StdEncoding.EncodeToString(s.CAPEM)))
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -89,6 +90,38 @@ func TestWebhookAnswersKnownTokensOnly(t *testing.T) {
 	}
 	if got := s.WebhookAnswers(); len(got) != 1 || got[0] != "jisoo" {
 		t.Errorf("answers %v", got)
+	}
+}
+
+// The authorizer allows what it was granted and has no opinion on the rest
+// (neither allowed nor denied), and remembers what it was asked.
+func TestAuthorizerAllowsGrantsOnly(t *testing.T) {
+	s, err := Start(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Allow(Grant{User: "mina", Verb: "list", Resource: "configmaps"})
+	c := client(s)
+	for _, tc := range []struct {
+		user, verb string
+		want       bool
+	}{{"mina", "list", true}, {"mina", "create", false}, {"jisoo", "list", false}} {
+		body, _ := json.Marshal(authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: tc.user, ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: tc.verb, Resource: "configmaps", Namespace: "x"}}})
+		resp, err := c.Post(s.URL+"/authorize", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var review authorizationv1.SubjectAccessReview
+		_ = json.NewDecoder(resp.Body).Decode(&review)
+		resp.Body.Close()
+		if review.Status.Allowed != tc.want || review.Status.Denied {
+			t.Errorf("%s %s: allowed %t denied %t, want allowed %t and no denial", tc.user, tc.verb, review.Status.Allowed, review.Status.Denied, tc.want)
+		}
+	}
+	if got := s.AuthorizerAsked(); len(got) != 3 || got[0] != "mina list configmaps" {
+		t.Errorf("asked %v", got)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
@@ -27,6 +28,10 @@ type Extra struct {
 	Name string
 	// Args is its whole command line, the binary first.
 	Args []string
+	// Wins are flags that replace those of the same name in Args (every
+	// occurrence: a repeated list flag would otherwise add to the
+	// cluster's value instead of replacing it).
+	Wins []string
 	// Log receives its output.
 	Log string
 	// Host and Port are where it serves.
@@ -44,7 +49,7 @@ type Extra struct {
 // StartExtra starts the server, waits until it is ready, and returns how to
 // reach and stop it; a server that never becomes ready is stopped.
 func StartExtra(ctx context.Context, e Extra) (*cluster.APIServer, error) {
-	proc, err := process.Start(e.Name, e.Args, e.Log, os.Environ())
+	proc, err := process.Start(e.Name, override(e.Args, e.Wins), e.Log, os.Environ())
 	if err != nil {
 		return nil, err
 	}
@@ -61,4 +66,25 @@ func StartExtra(ctx context.Context, e Extra) (*cluster.APIServer, error) {
 		return nil, err
 	}
 	return &cluster.APIServer{URL: url, CAFile: e.CAFile, AuditLogPath: e.AuditLog, Stop: stop}, nil
+}
+
+// override drops from args the flags named in wins, then appends wins.
+func override(args, wins []string) []string {
+	named := map[string]bool{}
+	for _, w := range wins {
+		named[flagName(w)] = true
+	}
+	out := make([]string, 0, len(args)+len(wins))
+	for _, a := range args {
+		if !strings.HasPrefix(a, "--") || !named[flagName(a)] {
+			out = append(out, a)
+		}
+	}
+	return append(out, wins...)
+}
+
+// flagName is "--name" of "--name=value".
+func flagName(arg string) string {
+	name, _, _ := strings.Cut(arg, "=")
+	return name
 }

@@ -81,9 +81,8 @@ func (p *Provider) StartAPIServer(ctx context.Context, extraArgs []string) (*clu
 		"--endpoint-reconciler-type=none",
 		"--audit-log-path="+audit,
 	)
-	args = append(args, extraArgs...)
 	return controlplane.StartExtra(ctx, controlplane.Extra{
-		Name: name, Args: args, Log: filepath.Join(l.logDir(), name+".log"), Host: host, Port: port,
+		Name: name, Args: args, Wins: extraArgs, Log: filepath.Join(l.logDir(), name+".log"), Host: host, Port: port,
 		Kubeconfig: l.kubeconfig(), CAFile: l.pki("ca.crt"), AuditLog: audit,
 		Cleanup: func() { _ = os.RemoveAll(certDir) },
 	})

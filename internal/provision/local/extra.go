@@ -49,9 +49,8 @@ func (p *Provider) StartAPIServer(ctx context.Context, extraArgs []string) (*clu
 	extra.APIServerPort = port
 	args := apiServerArgs(extra, l, bin, fmt.Sprintf("https://%s", net.JoinHostPort(host, strconv.Itoa(c.EtcdPort))))
 	args = append(args, "--endpoint-reconciler-type=none", "--audit-log-path="+audit)
-	args = append(args, extraArgs...)
 	return controlplane.StartExtra(ctx, controlplane.Extra{
-		Name: name, Args: args, Log: l.log(name), Host: host, Port: port,
+		Name: name, Args: args, Wins: extraArgs, Log: l.log(name), Host: host, Port: port,
 		Kubeconfig: l.adminKubeconfig(), CAFile: l.pki("ca.crt"), AuditLog: audit,
 	})
 }
