@@ -6,16 +6,23 @@ package etcd
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"os"
 	"os/exec"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/framework/metrics"
 )
 
 // Client runs etcdctl against the cluster's etcd.
@@ -136,4 +143,37 @@ func (c *Client) Compact(ctx context.Context, revision int64) error {
 		return fmt.Errorf("etcdctl compact %d: %w: %s", revision, err, strings.TrimSpace(string(out)))
 	}
 	return nil
+}
+
+// Metrics reads etcd's /metrics from its first client endpoint, with the
+// client certificate (etcd serves them on its client port too).
+func (c *Client) Metrics(ctx context.Context) (metrics.Samples, error) {
+	cert, err := tls.LoadX509KeyPair(c.access.Client.CertFile, c.access.Client.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("etcd client certificate: %w", err)
+	}
+	ca, err := os.ReadFile(c.access.CAFile)
+	if err != nil {
+		return nil, fmt.Errorf("etcd CA: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		return nil, fmt.Errorf("etcd CA %s holds no certificate", c.access.CAFile)
+	}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.access.Endpoints[0], "/")+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("read etcd's metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("read etcd's metrics: HTTP %d %v", resp.StatusCode, err)
+	}
+	return metrics.Parse(body), nil
 }

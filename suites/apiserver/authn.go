@@ -41,6 +41,7 @@ const (
 	specKubectl       = "apiserver-kubectl-requests"
 	specValidation    = "apiserver-validation"
 	specReads         = "apiserver-storage-reads"
+	specWrites        = "apiserver-storage-writes"
 )
 
 // who asks the API server who cfg's credentials authenticate as.

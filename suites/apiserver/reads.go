@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeproof/kubeproof/framework"
+	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/metrics"
 )
 
@@ -54,32 +55,82 @@ var _ = ginkgo.Describe("API server reads", func() {
 			ev.EtcdGetsForPatch, ev.EtcdUpdatesForPatch = patched[0], patched[1]
 			storageReads.Record(ev)
 		})
+
+	ginkgo.It("a write is a PUT in an etcd transaction, committed through Raft",
+		framework.Checks(specWrites, "003-ETCD-PUT", "003-RAFT-COMMIT"),
+		func(ctx ginkgo.SpecContext) {
+			f.Require(cluster.EtcdAccess)
+			client := f.Client.CoreV1().RESTClient()
+			etcd := f.Etcd()
+			// The API server's and etcd's counters, read together.
+			both := func(ctx context.Context) (metrics.Samples, error) {
+				api, err := metrics.Scrape(ctx, client)
+				if err != nil {
+					return nil, err
+				}
+				ours, err := etcd.Metrics(ctx)
+				return append(api, ours...), err
+			}
+			if _, err := both(ctx); err != nil {
+				etcdWrite.Unobservable("the API server's or etcd's metrics cannot be read here: %v", err)
+				return
+			}
+			n := 0
+			create := func() error {
+				n++
+				_, err := f.Client.CoreV1().PodTemplates(f.Namespace).Create(ctx, &corev1.PodTemplate{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("written-%d", n)},
+					Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "unused"}}}}},
+					metav1.CreateOptions{})
+				return err
+			}
+			counter := func(name string, match map[string]string) func(metrics.Samples) float64 {
+				return func(s metrics.Samples) float64 { return s.Sum(name, match) }
+			}
+			grew := leastGrowth(ctx, "create a PodTemplate", create, both,
+				counter("etcd_requests_total", map[string]string{"operation": "create", "resource": "podtemplates"}),
+				counter("etcd_mvcc_txn_total", nil), counter("etcd_mvcc_put_total", nil),
+				counter("etcd_server_proposals_committed_total", nil), counter("etcd_server_proposals_applied_total", nil))
+			now, err := etcd.Metrics(ctx)
+			framework.ExpectNoError(err, "read etcd's metrics")
+			etcdWrite.Record(etcdWriteEvidence{Trials: etcdTrials, APIServerCreates: grew[0], Txns: grew[1], Puts: grew[2],
+				ProposalsCommitted: grew[3], ProposalsApplied: grew[4], HasLeader: now.Sum("etcd_server_has_leader", nil) == 1})
+		})
 })
 
-// etcdTrials is how often etcdRequestsDuring repeats an action.
+// etcdTrials is how often leastGrowth repeats an action.
 const etcdTrials = 3
 
-// etcdRequestsDuring runs act etcdTrials times and returns, per operation,
-// the least number of etcd requests the API server counted for resources
-// (etcd_requests_total) around one run. The least, since anything else
-// touching those resources at the time can only add to a count.
+// etcdRequestsDuring returns, per operation, the least number of etcd
+// requests the API server counted for resources (etcd_requests_total)
+// around one run of act.
 func etcdRequestsDuring(ctx context.Context, client rest.Interface, what string, act func() error, resources []string, operations ...string) []int {
 	ginkgo.GinkgoHelper()
-	count := func(s metrics.Samples, op string) (n float64) {
-		for _, r := range resources {
-			n += s.Sum("etcd_requests_total", map[string]string{"operation": op, "resource": r})
+	counters := make([]func(metrics.Samples) float64, len(operations))
+	for i, op := range operations {
+		counters[i] = func(s metrics.Samples) (n float64) {
+			for _, r := range resources {
+				n += s.Sum("etcd_requests_total", map[string]string{"operation": op, "resource": r})
+			}
+			return n
 		}
-		return n
 	}
-	least := make([]int, len(operations))
+	return leastGrowth(ctx, what, act, func(ctx context.Context) (metrics.Samples, error) { return metrics.Scrape(ctx, client) }, counters...)
+}
+
+// leastGrowth runs act etcdTrials times and returns, per counter, the least
+// it grew around one run. The least, since anything else going on in the
+// cluster at the time can only add to a count.
+func leastGrowth(ctx context.Context, what string, act func() error, scrape func(context.Context) (metrics.Samples, error), counters ...func(metrics.Samples) float64) []int {
+	ginkgo.GinkgoHelper()
+	least := make([]int, len(counters))
 	for t := range etcdTrials {
-		before, err := metrics.Scrape(ctx, client)
-		framework.ExpectNoError(err, "read the API server's metrics before "+what)
+		before, err := scrape(ctx)
+		framework.ExpectNoError(err, "read the metrics before "+what)
 		framework.ExpectNoError(act(), what)
-		after, err := metrics.Scrape(ctx, client)
-		framework.ExpectNoError(err, "read the API server's metrics after "+what)
-		for i, op := range operations {
-			if n := int(count(after, op) - count(before, op)); t == 0 || n < least[i] {
+		after, err := scrape(ctx)
+		framework.ExpectNoError(err, "read the metrics after "+what)
+		for i, count := range counters {
+			if n := int(count(after) - count(before)); t == 0 || n < least[i] {
 				least[i] = n
 			}
 		}
@@ -106,4 +157,26 @@ type storageReadsEvidence struct {
 	Trials              int `json:"trials"`
 }
 
-var storageReads = framework.DeclareEvidence[storageReadsEvidence]("storageReads", specReads)
+// One create's way into etcd, from the API server's and etcd's own
+// counters: the least each grew around a create, over Trials creates.
+type etcdWriteEvidence struct {
+	// APIServerCreates: the API server's etcd requests of operation
+	// create for PodTemplates.
+	APIServerCreates int `json:"apiServerCreates"`
+	// Txns and Puts: etcd's transactions of more than one operation (a
+	// guarded create is one put: etcd does not count it here), and its
+	// puts (etcd_mvcc_txn_total, etcd_mvcc_put_total).
+	Txns int `json:"txns"`
+	Puts int `json:"puts"`
+	// ProposalsCommitted and ProposalsApplied: Raft proposals the member
+	// committed and applied.
+	ProposalsCommitted int  `json:"proposalsCommitted"`
+	ProposalsApplied   int  `json:"proposalsApplied"`
+	HasLeader          bool `json:"hasLeader"`
+	Trials             int  `json:"trials"`
+}
+
+var (
+	storageReads = framework.DeclareEvidence[storageReadsEvidence]("storageReads", specReads)
+	etcdWrite    = framework.DeclareEvidence[etcdWriteEvidence]("etcdWrite", specWrites)
+)
