@@ -80,6 +80,11 @@ type Info struct {
 	// NodeExec says how to run a command on a node, in the node's network
 	// namespace; set exactly when the cluster has the NodeExec capability.
 	NodeExec *NodeExecSpec `json:"nodeExec,omitempty"`
+	// Endpoints are the secure endpoints of control-plane components that
+	// this machine reaches (component name -> https://host:port), for
+	// their /metrics and /configz; a client certificate of system:masters
+	// is let in. Their serving certificates are their own, self-signed.
+	Endpoints map[string]string `json:"endpoints,omitempty"`
 	// Nodes are the cluster's node names (those the provider created, or
 	// for an existing cluster those the API lists).
 	Nodes []string `json:"nodes,omitempty"`

@@ -42,7 +42,7 @@ var _ = ginkgo.Describe("API server reads", func() {
 					return err
 				}
 			}
-			ev := storageReadsEvidence{Trials: etcdTrials}
+			ev := storageReadsEvidence{Trials: framework.GrowthTrials}
 			ev.EtcdGetsForGet = count("GET the PodTemplate", get(""), "get")[0]
 			ev.EtcdGetsForGetRV0 = count("GET the PodTemplate with resourceVersion=0", get("0"), "get")[0]
 			n := 0
@@ -83,22 +83,16 @@ var _ = ginkgo.Describe("API server reads", func() {
 					metav1.CreateOptions{})
 				return err
 			}
-			counter := func(name string, match map[string]string) func(metrics.Samples) float64 {
-				return func(s metrics.Samples) float64 { return s.Sum(name, match) }
-			}
-			grew := leastGrowth(ctx, "create a PodTemplate", create, both,
-				counter("etcd_requests_total", map[string]string{"operation": "create", "resource": "podtemplates"}),
-				counter("etcd_mvcc_txn_total", nil), counter("etcd_mvcc_put_total", nil),
-				counter("etcd_server_proposals_committed_total", nil), counter("etcd_server_proposals_applied_total", nil))
+			grew := framework.LeastGrowth(ctx, "create a PodTemplate", create, both,
+				framework.Counter("etcd_requests_total", map[string]string{"operation": "create", "resource": "podtemplates"}),
+				framework.Counter("etcd_mvcc_txn_total", nil), framework.Counter("etcd_mvcc_put_total", nil),
+				framework.Counter("etcd_server_proposals_committed_total", nil), framework.Counter("etcd_server_proposals_applied_total", nil))
 			now, err := etcd.Metrics(ctx)
 			framework.ExpectNoError(err, "read etcd's metrics")
-			etcdWrite.Record(etcdWriteEvidence{Trials: etcdTrials, APIServerCreates: grew[0], Txns: grew[1], Puts: grew[2],
+			etcdWrite.Record(etcdWriteEvidence{Trials: framework.GrowthTrials, APIServerCreates: grew[0], Txns: grew[1], Puts: grew[2],
 				ProposalsCommitted: grew[3], ProposalsApplied: grew[4], HasLeader: now.Sum("etcd_server_has_leader", nil) == 1})
 		})
 })
-
-// etcdTrials is how often leastGrowth repeats an action.
-const etcdTrials = 3
 
 // etcdRequestsDuring returns, per operation, the least number of etcd
 // requests the API server counted for resources (etcd_requests_total)
@@ -114,28 +108,7 @@ func etcdRequestsDuring(ctx context.Context, client rest.Interface, what string,
 			return n
 		}
 	}
-	return leastGrowth(ctx, what, act, func(ctx context.Context) (metrics.Samples, error) { return metrics.Scrape(ctx, client) }, counters...)
-}
-
-// leastGrowth runs act etcdTrials times and returns, per counter, the least
-// it grew around one run. The least, since anything else going on in the
-// cluster at the time can only add to a count.
-func leastGrowth(ctx context.Context, what string, act func() error, scrape func(context.Context) (metrics.Samples, error), counters ...func(metrics.Samples) float64) []int {
-	ginkgo.GinkgoHelper()
-	least := make([]int, len(counters))
-	for t := range etcdTrials {
-		before, err := scrape(ctx)
-		framework.ExpectNoError(err, "read the metrics before "+what)
-		framework.ExpectNoError(act(), what)
-		after, err := scrape(ctx)
-		framework.ExpectNoError(err, "read the metrics after "+what)
-		for i, count := range counters {
-			if n := int(count(after) - count(before)); t == 0 || n < least[i] {
-				least[i] = n
-			}
-		}
-	}
-	return least
+	return framework.LeastGrowth(ctx, what, act, func(ctx context.Context) (metrics.Samples, error) { return metrics.Scrape(ctx, client) }, counters...)
 }
 
 // Evidence: what the specs above record, under the names the claims files use.

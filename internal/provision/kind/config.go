@@ -111,8 +111,11 @@ func clusterConfigurationPatch(c Config) (string, error) {
 	}
 	for _, comp := range []string{APIServer, ControllerManager, Scheduler} {
 		args := c.ComponentArgs[comp]
-		if comp == APIServer {
+		switch comp {
+		case APIServer:
 			args = append(slices.Clone(apiServerArgs), args...)
+		case Scheduler:
+			args = append(slices.Clone(schedulerArgs), args...)
 		}
 		for _, a := range args {
 			name, value := splitFlag(a)
@@ -125,6 +128,10 @@ func clusterConfigurationPatch(c Config) (string, error) {
 	}
 	return string(data), nil
 }
+
+// schedulerArgs let this machine reach the scheduler's /metrics and
+// /configz: kubeadm binds it to the node's loopback.
+var schedulerArgs = []string{"--bind-address=0.0.0.0"}
 
 // splitFlag turns "--name=value" into name and value ("--name" alone is
 // "true", as for a boolean flag).

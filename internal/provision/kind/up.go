@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"slices"
 	"time"
@@ -287,7 +288,9 @@ func (p *Provider) info(u *bringUp) *cluster.Info {
 			CAFile:    l.pki("etcd/ca.crt"),
 			Etcdctl:   u.bin.Path("etcdctl"),
 		},
-		CA:                &cluster.KeyPairFiles{CertFile: l.pki("ca.crt"), KeyFile: l.pki("ca.key")},
+		CA: &cluster.KeyPairFiles{CertFile: l.pki("ca.crt"), KeyFile: l.pki("ca.key")},
+		// The scheduler serves on the node's addresses (schedulerArgs).
+		Endpoints:         map[string]string{Scheduler: "https://" + net.JoinHostPort(u.cpIP, "10259")},
 		ContainerdAddress: "/run/containerd/containerd.sock",
 		NodeExec: &cluster.NodeExecSpec{
 			Prefix: []string{"docker", "exec", cluster.NodePlaceholder},

@@ -3,7 +3,9 @@ package local
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -102,7 +104,11 @@ func (p *Provider) info(bin binaries.Set) *cluster.Info {
 		// The node shares this machine's filesystem, not its network:
 		// commands run here, in the node's network namespace.
 		NodeExec: &cluster.NodeExecSpec{Prefix: []string{"ip", "netns", "exec", l.netns()}},
-		Nodes:    []string{l.nodeName()},
+		Endpoints: map[string]string{
+			ControllerManager: "https://" + net.JoinHostPort(nw.hostIP.String(), strconv.Itoa(c.ControllerManagerPort)),
+			Scheduler:         "https://" + net.JoinHostPort(nw.hostIP.String(), strconv.Itoa(c.SchedulerPort)),
+		},
+		Nodes: []string{l.nodeName()},
 	}
 }
 

@@ -1,0 +1,149 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/onsi/ginkgo/v2"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubeproof/kubeproof/framework"
+	"github.com/kubeproof/kubeproof/framework/metrics"
+)
+
+// The spec of this file.
+const specExtensionPoints = "scheduler-extension-points"
+
+// The scheduling framework's extension points, in the order the seeds draw
+// them, as the scheduler's metrics name them.
+var extensionPoints = []string{"PreFilter", "Filter", "PostFilter", "PreScore", "Score", "Reserve", "Permit", "PreBind", "Bind", "PostBind"}
+
+// extensionPointRuns is the scheduler's histogram of extension point
+// durations: one sample each time a scheduling cycle runs one.
+const extensionPointRuns = "scheduler_framework_extension_point_duration_seconds_count"
+
+var _ = ginkgo.Describe("Scheduling framework", func() {
+	f := framework.New("sched-fw")
+
+	ginkgo.It("runs a Pod through its extension points (PostFilter only when no node fits) with the score weights of its profile",
+		framework.Checks(specExtensionPoints, "004-EXTENSION-POINTS", "002-SCORE-WEIGHTS"),
+		func(ctx ginkgo.SpecContext) {
+			const scheduler = "kube-scheduler"
+			if _, err := f.ComponentGet(ctx, scheduler, "/metrics"); err != nil {
+				extensionPointsRun.Unobservable("the scheduler's metrics cannot be read here: %v", err)
+				scoreWeights.Unobservable("the scheduler's configuration cannot be read here: %v", err)
+				return
+			}
+			if raw, err := f.ComponentGet(ctx, scheduler, "/configz"); err == nil {
+				scoreWeights.Record(weightsOf(raw))
+			} else {
+				scoreWeights.Unobservable("the scheduler's /configz cannot be read: %v", err)
+			}
+
+			// Two simulated nodes both fit each Pod, so that the scheduler
+			// scores (with one feasible node it binds without scoring).
+			for _, n := range []string{"a", "b"} {
+				f.SimulatedNode(ctx, n, framework.SimNode{CPU: "4", Memory: "8Gi"})
+			}
+			pods := f.RecordPods(ctx)
+			scrape := func(ctx context.Context) (metrics.Samples, error) {
+				raw, err := f.ComponentGet(ctx, scheduler, "/metrics")
+				return metrics.Parse(raw), err
+			}
+			counters := make([]func(metrics.Samples) float64, len(extensionPoints))
+			for i, p := range extensionPoints {
+				counters[i] = framework.Counter(extensionPointRuns, map[string]string{"extension_point": p, "profile": "default-scheduler"})
+			}
+			n := 0
+			schedule := func(fits bool) func() error {
+				return func() error {
+					n++
+					p := newPod(fmt.Sprintf("pod-%d", n), "100m", "64Mi")
+					f.TolerateSimulated(&p.Spec)
+					p.Spec.NodeSelector = map[string]string{framework.SimulatedForLabel: f.Namespace}
+					if !fits {
+						p.Spec.NodeSelector["sched-fw.kubeproof.io/none"] = "true"
+					}
+					createPod(ctx, f, p)
+					if d := decide(ctx, pods, p.Name); !d.Decided || d.Bound != fits {
+						framework.Unmet(scheduler, fmt.Sprintf("the scheduler decided on Pod %s (bound: %t expected)", p.Name, fits), fmt.Sprintf("%+v", d))
+					}
+					return nil
+				}
+			}
+			ev := extensionPointsEvidence{Runs: map[string]int{}, Trials: framework.GrowthTrials}
+			fitting := framework.LeastGrowth(ctx, "schedule a Pod that fits", schedule(true), scrape, counters...)
+			for i, p := range extensionPoints {
+				ev.Runs[p] = fitting[i]
+				if fitting[i] > 0 {
+					ev.Ran = append(ev.Ran, p)
+				}
+			}
+			unfit := framework.LeastGrowth(ctx, "schedule a Pod no node fits", schedule(false), scrape, counters[2])
+			ev.PostFilterWhenNoNodeFits = unfit[0]
+			extensionPointsRun.Record(ev)
+		})
+})
+
+// weightsOf reads the score plugins' weights of the default profile from
+// the scheduler's /configz. Field names are matched without regard to case:
+// the scheduler serves its internal configuration type.
+func weightsOf(raw []byte) scoreWeightsEvidence {
+	var cz struct {
+		ComponentConfig struct {
+			Profiles []struct {
+				SchedulerName string `json:"schedulerName"`
+				Plugins       struct {
+					MultiPoint, Score struct {
+						Enabled []struct {
+							Name   string `json:"name"`
+							Weight int    `json:"weight"`
+						} `json:"enabled"`
+					}
+				} `json:"plugins"`
+			} `json:"profiles"`
+		} `json:"componentconfig"`
+	}
+	ev := scoreWeightsEvidence{Weights: map[string]int{}}
+	if err := json.Unmarshal(raw, &cz); err != nil {
+		ev.Error = err.Error()
+		return ev
+	}
+	for _, p := range cz.ComponentConfig.Profiles {
+		if p.SchedulerName != corev1.DefaultSchedulerName {
+			continue
+		}
+		for _, pl := range append(p.Plugins.MultiPoint.Enabled, p.Plugins.Score.Enabled...) {
+			if pl.Weight > 0 {
+				ev.Weights[pl.Name] = pl.Weight
+			}
+		}
+	}
+	return ev
+}
+
+// Evidence: what the specs above record, under the names the claims files use.
+
+// Which extension points the scheduler ran for one Pod, from its metrics:
+// the least each count grew around one Pod that fits two nodes, over
+// Trials Pods.
+type extensionPointsEvidence struct {
+	Runs map[string]int `json:"runs"`
+	Ran  []string       `json:"ran"`
+	// PostFilterWhenNoNodeFits: the same for PostFilter around a Pod no
+	// node fits.
+	PostFilterWhenNoNodeFits int `json:"postFilterWhenNoNodeFits"`
+	Trials                   int `json:"trials"`
+}
+
+// The weights of the default profile's score plugins, from /configz.
+type scoreWeightsEvidence struct {
+	Weights map[string]int `json:"weights"`
+	Error   string         `json:"error,omitempty"`
+}
+
+var (
+	extensionPointsRun = framework.DeclareEvidence[extensionPointsEvidence]("extensionPoints", specExtensionPoints)
+	scoreWeights       = framework.DeclareEvidence[scoreWeightsEvidence]("scoreWeights", specExtensionPoints)
+)
