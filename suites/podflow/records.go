@@ -130,6 +130,9 @@ type timingEvidence struct {
 	// PullMs are the image pulls the kubelet reported (none when the
 	// image is on the node already).
 	PullMs framework.Samples `json:"pullMs"`
+	// PulledApplyToReadyMs: ApplyToReadyMs of the applies whose Pod
+	// pulled its image (a Pulling event).
+	PulledApplyToReadyMs framework.Samples `json:"pulledApplyToReadyMs"`
 }
 
 // Each step's time over several applies, from the audit log.
@@ -364,16 +367,30 @@ func measureTimings(ctx context.Context, f *framework.Framework) {
 		boundToRunning = append(boundToRunning, framework.Millis(r.At.Sub(b.At)))
 		applyToReady = append(applyToReady, framework.Millis(rd.At.Sub(a.began)))
 	}
-	var pulls []float64
+	var pulls, pulledApplyToReady []float64
+	pulled := map[string]bool{}
 	for _, e := range podEvents.Events() {
-		if ev, ok := e.Object.(*corev1.Event); ok && ev.Reason == "Pulled" {
+		ev, ok := e.Object.(*corev1.Event)
+		if !ok {
+			continue
+		}
+		switch ev.Reason {
+		case "Pulled":
 			if d, ok := pullDuration(ev.Message); ok {
 				pulls = append(pulls, framework.Millis(d))
 			}
+		case "Pulling":
+			pulled[ev.InvolvedObject.Name] = true
+		}
+	}
+	for i, name := range names {
+		if pulled[name] {
+			pulledApplyToReady = append(pulledApplyToReady, applyToReady[i])
 		}
 	}
 	timing.Record(timingEvidence{ApplyMs: framework.NewSamples(applyMs), BoundToRunningMs: framework.NewSamples(boundToRunning),
-		ApplyToReadyMs: framework.NewSamples(applyToReady), PullMs: framework.NewSamples(pulls)})
+		ApplyToReadyMs: framework.NewSamples(applyToReady), PullMs: framework.NewSamples(pulls),
+		PulledApplyToReadyMs: framework.NewSamples(pulledApplyToReady)})
 	if auditLog == nil {
 		return
 	}
