@@ -3,6 +3,7 @@
 package kubectl
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Runner runs one kubectl binary with one kubeconfig.
@@ -40,23 +42,11 @@ func (k Runner) Run(ctx context.Context, stdin io.Reader, args ...string) (Resul
 	if k.Path == "" {
 		return Result{}, errors.New("no kubectl binary known for this cluster")
 	}
-	var full []string
-	if k.Context != "" {
-		full = append(full, "--context", k.Context)
-	}
-	full = append(full, args...)
-	cmd := exec.CommandContext(ctx, k.Path, full...)
+	cmd := k.command(ctx, args...)
 	cmd.Stdin = stdin
 	var out, errb bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &errb
-	// kubectl must not pick up the user's own configuration when the run
-	// has its own; without one it follows the user's, as we do. $KUBECONFIG
-	// rather than --kubeconfig: it may be a list of files.
-	cmd.Env = os.Environ()
-	if k.Kubeconfig != "" {
-		cmd.Env = append(cmd.Env, "KUBECONFIG="+k.Kubeconfig)
-	}
 	err := cmd.Run()
 	res := Result{Args: args, Stdout: out.String(), Stderr: errb.String()}
 	var ee *exec.ExitError
@@ -68,6 +58,69 @@ func (k Runner) Run(ctx context.Context, stdin io.Reader, args ...string) (Resul
 		return res, fmt.Errorf("run kubectl: %w", err)
 	}
 	return res, nil
+}
+
+// command is kubectl with args, for this runner's cluster.
+func (k Runner) command(ctx context.Context, args ...string) *exec.Cmd {
+	var full []string
+	if k.Context != "" {
+		full = append(full, "--context", k.Context)
+	}
+	cmd := exec.CommandContext(ctx, k.Path, append(full, args...)...)
+	// kubectl must not pick up the user's own configuration when the run
+	// has its own; without one it follows the user's, as we do. $KUBECONFIG
+	// rather than --kubeconfig: it may be a list of files.
+	cmd.Env = os.Environ()
+	if k.Kubeconfig != "" {
+		cmd.Env = append(cmd.Env, "KUBECONFIG="+k.Kubeconfig)
+	}
+	return cmd
+}
+
+// Watch starts a kubectl that keeps printing (get --watch) and delivers
+// its output lines as they come, each with the time it arrived; the
+// channel closes when kubectl ends (when ctx is done, at the latest).
+// stop ends it and returns what it wrote on standard error.
+func (k Runner) Watch(ctx context.Context, args ...string) (lines <-chan Line, stop func() string, err error) {
+	if k.Path == "" {
+		return nil, nil, errors.New("no kubectl binary known for this cluster")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	cmd := k.command(ctx, args...)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		cancel()
+		return nil, nil, fmt.Errorf("kubectl output: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		cancel()
+		return nil, nil, fmt.Errorf("run kubectl: %w", err)
+	}
+	ch := make(chan Line)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			select {
+			case ch <- Line{Text: sc.Text(), At: time.Now()}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return ch, func() string {
+		cancel()
+		_ = cmd.Wait()
+		return errb.String()
+	}, nil
+}
+
+// Line is one line kubectl printed, and when it arrived.
+type Line struct {
+	Text string
+	At   time.Time
 }
 
 // Exchange is one HTTP request kubectl made and the status it got, as its

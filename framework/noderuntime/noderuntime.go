@@ -32,7 +32,10 @@ func Containers(ctx context.Context, info *cluster.Info, node, namespace, pod st
 	ctr := func(args ...string) ([]byte, error) {
 		return info.RunOnNode(ctx, node, append([]string{"ctr", "--address", info.ContainerdAddress, "--namespace", "k8s.io"}, args...)...)
 	}
-	ids, err := ctr("containers", "ls", "-q")
+	// Only the Pod's containers, by the labels the CRI plugin gives them:
+	// a node runs many, and each info is a command of its own.
+	ids, err := ctr("containers", "ls", "-q",
+		`labels."io.kubernetes.pod.namespace"==`+namespace+`,labels."io.kubernetes.pod.name"==`+pod)
 	if err != nil {
 		return nil, err
 	}
