@@ -35,6 +35,7 @@ func main() {
 	bridge := flag.String("bridge", "kp-pods", "the node's Pod bridge")
 	network := flag.String("network", "kubeproof", "the CNI network's name")
 	resync := flag.Duration("resync", 30*time.Second, "how often routes are checked even without a change")
+	traceLog := flag.String("trace-log", "", "if set, kubeproof-cni-trace goes first and last in the plugin chain, logging each call to this file on the node")
 	flag.Parse()
 	node := os.Getenv("NODE_NAME")
 	if node == "" {
@@ -42,12 +43,12 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := run(ctx, node, *confDir, *bridge, *network, *resync); err != nil && !errors.Is(err, context.Canceled) {
+	if err := run(ctx, node, *confDir, cni.Network{Name: *network, Bridge: *bridge, TraceLog: *traceLog}, *resync); err != nil && !errors.Is(err, context.Canceled) {
 		log.Fatalf("kubeproof-cni: %v", err)
 	}
 }
 
-func run(ctx context.Context, self, confDir, bridge, network string, resync time.Duration) error {
+func run(ctx context.Context, self, confDir string, network cni.Network, resync time.Duration) error {
 	cfg, err := rest.InClusterConfig()
 	if err != nil {
 		return fmt.Errorf("in-cluster configuration: %w", err)
@@ -83,7 +84,7 @@ func run(ctx context.Context, self, confDir, bridge, network string, resync time
 		if err != nil {
 			return fmt.Errorf("list nodes: %w", err)
 		}
-		if err := reconcile(self, list, confDir, bridge, network, owned); err != nil {
+		if err := reconcile(self, list, confDir, network, owned); err != nil {
 			log.Printf("reconcile: %v", err)
 		}
 		select {
@@ -98,7 +99,7 @@ func run(ctx context.Context, self, confDir, bridge, network string, resync time
 // reconcile writes this node's CNI configuration and brings the routes to
 // the other nodes' pod CIDRs to what the Node objects say; owned are the
 // routes it made before (it removes those no longer wanted, and no others).
-func reconcile(self string, nodes []*corev1.Node, confDir, bridge, network string, owned map[string]cni.Route) error {
+func reconcile(self string, nodes []*corev1.Node, confDir string, network cni.Network, owned map[string]cni.Route) error {
 	var peers []cni.Peer
 	for _, n := range nodes {
 		p := cni.Peer{Name: n.Name, PodCIDR: n.Spec.PodCIDR}
@@ -110,7 +111,8 @@ func reconcile(self string, nodes []*corev1.Node, confDir, bridge, network strin
 		}
 		peers = append(peers, p)
 		if n.Name == self && n.Spec.PodCIDR != "" {
-			if err := writeConfig(confDir, cni.Network{Name: network, Bridge: bridge, PodCIDR: n.Spec.PodCIDR}); err != nil {
+			network.PodCIDR = n.Spec.PodCIDR
+			if err := writeConfig(confDir, network); err != nil {
 				return err
 			}
 		}

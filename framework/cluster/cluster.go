@@ -80,6 +80,9 @@ type Info struct {
 	// NodeExec says how to run a command on a node, in the node's network
 	// namespace; set exactly when the cluster has the NodeExec capability.
 	NodeExec *NodeExecSpec `json:"nodeExec,omitempty"`
+	// CNITraceLog is the file, on each node (NodeExec), where the pod
+	// network's kubeproof-cni-trace plugin logs every CNI call.
+	CNITraceLog string `json:"cniTraceLog,omitempty"`
 	// Endpoints are the secure endpoints of control-plane components that
 	// this machine reaches (component name -> https://host:port), for
 	// their /metrics and /configz; a client certificate of system:masters

@@ -28,9 +28,11 @@ func layer(pkg string) string {
 }
 
 // provisionMayUse is the part of the spec side provisioning stands on: the
-// cluster contract, the names of the images, and watches.
+// cluster contract, the names of the images, watches, and the log format
+// of the pod network's trace plugin.
 var provisionMayUse = map[string]bool{
 	module + "framework/cluster": true, module + "framework/images": true, module + "framework/observe": true,
+	module + "framework/cnitrace": true,
 }
 
 // allowed reports whether a package of layer from may import to.

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"net"
 	"sort"
+
+	"github.com/kubeproof/kubeproof/framework/cnitrace"
 )
 
 // ConfigFile is the name of the network configuration in the CNI
@@ -26,7 +28,13 @@ type Network struct {
 	PodCIDR string
 	// IPAMDataDir is where host-local keeps its leases ("" for its default).
 	IPAMDataDir string
+	// TraceLog, if set, puts kubeproof-cni-trace first and last in the
+	// plugin chain, logging each call to this file on the node.
+	TraceLog string
 }
+
+// TracePlugin is the trace plugin's binary name in the CNI bin directory.
+const TracePlugin = cnitrace.Plugin
 
 // Conflist is the CNI network configuration list for n: the bridge plugin
 // (the node is the Pods' gateway; no masquerading, since nothing leaves the
@@ -43,22 +51,25 @@ func Conflist(n Network) ([]byte, error) {
 	if n.IPAMDataDir != "" {
 		ipam["dataDir"] = n.IPAMDataDir
 	}
-	conf := map[string]any{
-		"cniVersion": "0.4.0",
-		"name":       n.Name,
-		"plugins": []any{
-			map[string]any{
-				"type":        "bridge",
-				"bridge":      n.Bridge,
-				"isGateway":   true,
-				"ipMasq":      false,
-				"hairpinMode": true,
-				"ipam":        ipam,
-			},
-			map[string]any{"type": "portmap", "capabilities": map[string]bool{"portMappings": true}},
-			map[string]any{"type": "firewall"},
+	plugins := []any{
+		map[string]any{
+			"type":        "bridge",
+			"bridge":      n.Bridge,
+			"isGateway":   true,
+			"ipMasq":      false,
+			"hairpinMode": true,
+			"ipam":        ipam,
 		},
+		map[string]any{"type": "portmap", "capabilities": map[string]bool{"portMappings": true}},
+		map[string]any{"type": "firewall"},
 	}
+	if n.TraceLog != "" {
+		trace := func(position string) any {
+			return map[string]any{"type": TracePlugin, "position": position, "log": n.TraceLog}
+		}
+		plugins = append(append([]any{trace("first")}, plugins...), trace("last"))
+	}
+	conf := map[string]any{"cniVersion": "0.4.0", "name": n.Name, "plugins": plugins}
 	return json.MarshalIndent(conf, "", "  ")
 }
 

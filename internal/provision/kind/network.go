@@ -27,6 +27,13 @@ import (
 // cniName names kubeproof-cni's objects in kube-system.
 const cniName = "kubeproof-cni"
 
+// cniTraceLog is where kubeproof-cni-trace logs each CNI call, on every
+// node (copyTracePlugin puts the plugin into the node's CNI bin directory).
+const cniTraceLog = "/var/log/kubeproof-cni-calls.jsonl"
+
+// nodeCNIBinDir is containerd's CNI bin directory on a kind node.
+const nodeCNIBinDir = "/opt/cni/bin"
+
 func adminClient(kubeconfig string) (kubernetes.Interface, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
@@ -67,6 +74,7 @@ func installNetwork(ctx context.Context, client kubernetes.Interface, apiServerI
 						Name:            "cni",
 						Image:           images.CNI.Ref,
 						ImagePullPolicy: corev1.PullNever,
+						Args:            []string{"--trace-log=" + cniTraceLog},
 						Env: []corev1.EnvVar{
 							{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
 							{Name: "KUBERNETES_SERVICE_HOST", Value: apiServerIP},

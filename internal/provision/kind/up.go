@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/kubeproof/kubeproof/internal/progress"
 	"github.com/kubeproof/kubeproof/internal/provision/binaries"
 	"github.com/kubeproof/kubeproof/internal/provision/bringup"
+	"github.com/kubeproof/kubeproof/internal/provision/cni"
 	"github.com/kubeproof/kubeproof/internal/provision/dockerd"
 	"github.com/kubeproof/kubeproof/internal/provision/imagebuild"
 	"github.com/kubeproof/kubeproof/internal/provision/nodeimage"
@@ -127,10 +129,12 @@ type bringUp struct {
 	kp       *kindcluster.Provider
 	bin      binaries.Set
 	archives []string
-	nodes    []nodes.Node
-	cp       nodes.Node
-	cpIP     string
-	client   kubernetes.Interface
+	// tracePlugin is the CNI trace plugin binary on this machine.
+	tracePlugin string
+	nodes       []nodes.Node
+	cp          nodes.Node
+	cpIP        string
+	client      kubernetes.Interface
 	// nodeRegistry: where the nodes reach a loopback registry.
 	nodeRegistry string
 }
@@ -184,6 +188,10 @@ func (u *bringUp) buildImages(context.Context) error {
 	if err != nil {
 		return err
 	}
+	u.tracePlugin = filepath.Join(programs, cni.TracePlugin)
+	if _, err := os.Stat(u.tracePlugin); err != nil {
+		return exitcode.Errorf(exitcode.MissingTool, "the CNI trace plugin %s is missing (make build puts it beside kubeproof): %v", cni.TracePlugin, err)
+	}
 	for _, img := range append(slices.Clone(images.All), images.CNI) {
 		if u.p.cfg.SkipImageLoad && images.IsWorkload(img) {
 			continue // the nodes pull it from the run's registry
@@ -236,7 +244,29 @@ func (u *bringUp) create(context.Context) error {
 }
 
 func (u *bringUp) loadImages(context.Context) error {
-	return loadImages(u.nodes, u.archives, u.p.cfg.Progress)
+	if err := loadImages(u.nodes, u.archives, u.p.cfg.Progress); err != nil {
+		return err
+	}
+	return copyTracePlugin(u.nodes, u.tracePlugin)
+}
+
+// copyTracePlugin puts kubeproof-cni-trace into each node's CNI bin
+// directory (the node's own filesystem), before the pod network's
+// configuration names it.
+func copyTracePlugin(ns []nodes.Node, plugin string) error {
+	for _, n := range ns {
+		f, err := os.Open(plugin)
+		if err != nil {
+			return fmt.Errorf("open the CNI trace plugin: %w", err)
+		}
+		dst := nodeCNIBinDir + "/" + cni.TracePlugin
+		err = n.Command("sh", "-c", `cat > "$1" && chmod 755 "$1"`, "sh", dst).SetStdin(f).Run()
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("copy the CNI trace plugin into node %s: %w", n, err)
+		}
+	}
+	return nil
 }
 
 // leaveOut removes the static Pods of the control-plane components the
@@ -288,7 +318,8 @@ func (p *Provider) info(u *bringUp) *cluster.Info {
 			CAFile:    l.pki("etcd/ca.crt"),
 			Etcdctl:   u.bin.Path("etcdctl"),
 		},
-		CA: &cluster.KeyPairFiles{CertFile: l.pki("ca.crt"), KeyFile: l.pki("ca.key")},
+		CA:          &cluster.KeyPairFiles{CertFile: l.pki("ca.crt"), KeyFile: l.pki("ca.key")},
+		CNITraceLog: cniTraceLog,
 		// The scheduler serves on the node's addresses (schedulerArgs).
 		Endpoints:         map[string]string{Scheduler: "https://" + net.JoinHostPort(u.cpIP, "10259")},
 		ContainerdAddress: "/run/containerd/containerd.sock",

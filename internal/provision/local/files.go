@@ -2,6 +2,7 @@ package local
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -49,7 +50,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
         SystemdCgroup = false
         Root = %q
   [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
+    bin_dir = %q
     conf_dir = %q
   [plugins."io.containerd.grpc.v1.cri".registry]
     config_path = %q
@@ -57,7 +58,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 [plugins."io.containerd.internal.v1.opt"]
   path = %q
 `, l.containerdRoot(), l.containerdState(), l.containerdSock(), l.containerdSock()+".ttrpc",
-		images.Pause.Ref, l.runcRoot(), l.cniConfDir(), l.registryHostsDir(), l.containerdRoot()+"/opt")
+		images.Pause.Ref, l.runcRoot(), l.cniBinDir(), l.cniConfDir(), l.registryHostsDir(), l.containerdRoot()+"/opt")
 }
 
 // kubeletConfig is the kubelet's configuration file.
@@ -159,10 +160,41 @@ func writeConfigFiles(c Config, l layout) error {
 	return nil
 }
 
+// debianCNIDir holds the CNI plugins of Debian's containernetworking-plugins.
+const debianCNIDir = "/usr/lib/cni"
+
+// makeCNIBinDir fills the cluster's own CNI bin directory: links to
+// Debian's plugins and a copy of kubeproof-cni-trace (from programDir), so
+// that nothing of ours is added to the machine's /usr/lib/cni.
+func makeCNIBinDir(l layout, programDir string) error {
+	dir := l.cniBinDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create the CNI bin directory: %w", err)
+	}
+	entries, err := os.ReadDir(debianCNIDir)
+	if err != nil {
+		return fmt.Errorf("list the CNI plugins: %w", err)
+	}
+	for _, e := range entries {
+		link := filepath.Join(dir, e.Name())
+		if _, err := os.Lstat(link); err == nil {
+			continue
+		}
+		if err := os.Symlink(filepath.Join(debianCNIDir, e.Name()), link); err != nil {
+			return fmt.Errorf("link CNI plugin %s: %w", e.Name(), err)
+		}
+	}
+	trace, err := os.ReadFile(filepath.Join(programDir, cni.TracePlugin))
+	if err != nil {
+		return fmt.Errorf("read the CNI trace plugin: %w", err)
+	}
+	return pki.WriteFile(filepath.Join(dir, cni.TracePlugin), trace, 0o755)
+}
+
 // writeCNIConfig writes the node's pod network configuration; containerd
 // picks it up when the file appears or changes.
 func writeCNIConfig(c Config, l layout, podCIDR string) error {
-	conf, err := cni.Conflist(cni.Network{Name: "kubeproof-" + c.Name, Bridge: "kp-pods", PodCIDR: podCIDR, IPAMDataDir: l.cniIPAMDir()})
+	conf, err := cni.Conflist(cni.Network{Name: "kubeproof-" + c.Name, Bridge: "kp-pods", PodCIDR: podCIDR, IPAMDataDir: l.cniIPAMDir(), TraceLog: l.cniTraceLog()})
 	if err != nil {
 		return err
 	}

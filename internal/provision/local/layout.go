@@ -38,6 +38,8 @@ func (l layout) containerdSock() string   { return filepath.Join(l.runDir(), "co
 func (l layout) runcRoot() string         { return filepath.Join(l.runDir(), "runc") }
 func (l layout) cniConfDir() string       { return filepath.Join(l.dataDir(), "cni", "net.d") }
 func (l layout) cniIPAMDir() string       { return filepath.Join(l.dataDir(), "cni", "ipam") }
+func (l layout) cniBinDir() string        { return filepath.Join(l.dataDir(), "cni", "bin") }
+func (l layout) cniTraceLog() string      { return filepath.Join(l.dataDir(), "cni", "calls.jsonl") }
 func (l layout) registryHostsDir() string { return filepath.Join(l.dataDir(), "containerd-hosts") }
 func (l layout) adminKubeconfig() string  { return filepath.Join(l.dataDir(), "kubeconfig") }
 

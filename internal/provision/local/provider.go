@@ -103,7 +103,8 @@ func (p *Provider) info(bin binaries.Set) *cluster.Info {
 		ContainerdAddress: l.containerdSock(),
 		// The node shares this machine's filesystem, not its network:
 		// commands run here, in the node's network namespace.
-		NodeExec: &cluster.NodeExecSpec{Prefix: []string{"ip", "netns", "exec", l.netns()}},
+		NodeExec:    &cluster.NodeExecSpec{Prefix: []string{"ip", "netns", "exec", l.netns()}},
+		CNITraceLog: l.cniTraceLog(),
 		Endpoints: map[string]string{
 			ControllerManager: "https://" + net.JoinHostPort(nw.hostIP.String(), strconv.Itoa(c.ControllerManagerPort)),
 			Scheduler:         "https://" + net.JoinHostPort(nw.hostIP.String(), strconv.Itoa(c.SchedulerPort)),

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,6 +30,7 @@ import (
 	"github.com/kubeproof/kubeproof/internal/progress"
 	"github.com/kubeproof/kubeproof/internal/provision/binaries"
 	"github.com/kubeproof/kubeproof/internal/provision/bringup"
+	"github.com/kubeproof/kubeproof/internal/provision/cni"
 	"github.com/kubeproof/kubeproof/internal/provision/debpkg"
 	"github.com/kubeproof/kubeproof/internal/provision/hostchange"
 	"github.com/kubeproof/kubeproof/internal/provision/imagebuild"
@@ -94,14 +96,24 @@ func (p *Provider) Up(ctx context.Context) (*cluster.Info, error) {
 	return info, nil
 }
 
+// programDir is where the programs packed into images (and the CNI trace
+// plugin) are.
+func programDir(c Config) (string, error) {
+	if c.ProgramDir != "" {
+		return c.ProgramDir, nil
+	}
+	return imagebuild.ProgramDir()
+}
+
+// buildImages packs the images the node gets, and checks that the CNI
+// trace plugin is there too, before anything on the machine changes.
 func buildImages(c Config) (map[string]string, error) {
-	programDir := c.ProgramDir
-	if programDir == "" {
-		d, err := imagebuild.ProgramDir()
-		if err != nil {
-			return nil, err
-		}
-		programDir = d
+	programDir, err := programDir(c)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(programDir, cni.TracePlugin)); err != nil {
+		return nil, exitcode.Errorf(exitcode.MissingTool, "the CNI trace plugin %s is missing (make build puts it beside kubeproof): %v", cni.TracePlugin, err)
 	}
 	tars := map[string]string{}
 	for _, img := range images.All {
@@ -252,6 +264,13 @@ func (p *Provider) create(ctx context.Context, st *state, bin binaries.Set, tars
 		}},
 		bringup.Step{Name: "cgroup, pod network configuration, host sysctls", Run: func(context.Context) error {
 			if err := hostchange.MakeCgroup(l.cgroupName()); err != nil {
+				return err
+			}
+			dir, err := programDir(c)
+			if err != nil {
+				return err
+			}
+			if err := makeCNIBinDir(l, dir); err != nil {
 				return err
 			}
 			// The pod network is configured before the kubelet starts, so
