@@ -35,8 +35,9 @@ run: build
 	$(KUBEPROOF) run --provider local --report-dir $(REPORT_DIR) $(RUN_FLAGS)
 
 ## test: unit tests, then the suites on a local cluster and on a kind cluster
-## made for the occasion, then the fault matrix's CI subset
-test: lint unit e2e e2e-kind faults-ci interrupt registry
+## made for the occasion, the Raft majority spec on a local cluster with three
+## etcd members, then the fault matrix's CI subset
+test: lint unit e2e e2e-kind e2e-quorum faults-ci interrupt registry
 
 ## test-kind: the suites on a kind cluster only
 test-kind: e2e-kind
@@ -51,6 +52,11 @@ lint:
 
 e2e: build
 	$(KUBEPROOF) run --provider local --report-dir $(REPORT_DIR) $(RUN_FLAGS)
+
+## e2e-quorum: the spec that needs etcd as three members (a Raft majority),
+## on a local cluster made so; the default cluster has one member
+e2e-quorum: build
+	$(KUBEPROOF) run --provider local --etcd-members 3 --focus 'three etcd members' --report-dir $(REPORT_DIR)-quorum $(RUN_FLAGS)
 
 # kind: with no Docker engine on the machine, kubeproof starts its private
 # daemon (installing Debian's docker.io) and stops it again with the cluster;

@@ -159,8 +159,7 @@ func runBroken(ctx context.Context, o *options, s suiteRun, f faultmatrix.Fault,
 	}
 	shape := o.shape(compArgs)
 	shape.Without, shape.Ephemeral = f.Without, true
-	p, err := cluster.New(o.provider, cluster.Options{Shape: shape, Progress: printer(),
-		APIServerPort: o.apiServerPort, Workers: o.workers, NodeImage: o.nodeImage})
+	p, err := cluster.New(o.provider, o.providerOptions(shape, printer()))
 	if err != nil {
 		return report.Report{}, err
 	}

@@ -31,6 +31,7 @@ type options struct {
 	podCIDR           string
 	serviceCIDR       string
 	apiServerPort     int
+	etcdMembers       int
 	workers           int
 	nodeImage         string
 	// ephemeral: the command removes the cluster it makes when done.
@@ -92,6 +93,7 @@ func addClusterFlags(cmd *cobra.Command, o *options) {
 	f.StringVar(&o.podCIDR, "pod-cidr", "10.244.0.0/16", "pod network of the cluster (routed to the node, never outside)")
 	f.StringVar(&o.serviceCIDR, "service-cidr", "10.96.0.0/16", "Service ClusterIP range")
 	f.IntVar(&o.apiServerPort, "apiserver-port", 6443, "kube-apiserver port (on the cluster's own host-side address; local provider)")
+	f.IntVar(&o.etcdMembers, "etcd-members", 1, "etcd members, each a process of its own: 1 or 3 (local provider)")
 	f.IntVar(&o.workers, "workers", kind.DefaultWorkers, "worker nodes besides the control plane (kind provider)")
 	f.StringVar(&o.nodeImage, "node-image", "", "kind node image to use instead of building kubeproof's own (kind provider)")
 	f.BoolVar(&o.loadImages, "load-images", true, "load the images the specs run into the nodes (false: the nodes pull them from --image-registry)")
@@ -133,7 +135,7 @@ func reapAbandoned(ctx context.Context, p cluster.Provider, pr *progress.Printer
 // providerFlags are the flags only some providers read (see
 // cluster.Registration.Flags); shapeFlags shape a cluster kubeproof makes.
 var (
-	providerFlags = []string{"apiserver-port", "workers", "node-image", "kubeconfig", "context", "disposable"}
+	providerFlags = []string{"apiserver-port", "etcd-members", "workers", "node-image", "kubeconfig", "context", "disposable"}
 	shapeFlags    = []string{"component-arg", "without", "pod-cidr", "service-cidr", "kubernetes-version", "etcd-version", "name", "load-images"}
 )
 
@@ -161,11 +163,16 @@ func makeProvider(cmd *cobra.Command, o *options, pr *progress.Printer) (cluster
 	if err != nil {
 		return nil, err
 	}
-	return cluster.New(o.provider, cluster.Options{
-		Shape: o.shape(compArgs), Progress: pr,
-		Kubeconfig: o.kubeconfig, Context: o.context, Disposable: o.disposable,
-		APIServerPort: o.apiServerPort, Workers: o.workers, NodeImage: o.nodeImage,
-	})
+	opts := o.providerOptions(o.shape(compArgs), pr)
+	opts.Kubeconfig, opts.Context, opts.Disposable = o.kubeconfig, o.context, o.disposable
+	return cluster.New(o.provider, opts)
+}
+
+// providerOptions are the options of a cluster kubeproof makes, from the
+// flags.
+func (o *options) providerOptions(shape cluster.Shape, pr *progress.Printer) cluster.Options {
+	return cluster.Options{Shape: shape, Progress: pr,
+		APIServerPort: o.apiServerPort, EtcdMembers: o.etcdMembers, Workers: o.workers, NodeImage: o.nodeImage}
 }
 
 // printer is where progress goes: stderr, so that stdout stays parseable.

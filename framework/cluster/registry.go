@@ -27,6 +27,8 @@ type Options struct {
 	// APIServerPort is the API server's port on this machine
 	// (--apiserver-port).
 	APIServerPort int
+	// EtcdMembers is how many members etcd has (--etcd-members).
+	EtcdMembers int
 	// Workers are the nodes besides the control plane (--workers).
 	Workers int
 	// NodeImage is a node image to use instead of kubeproof's own

@@ -60,6 +60,16 @@ func (kv KeyValue) Encoding() string {
 	}
 }
 
+// GetLocal reads one key from the first member's own store (a serializable
+// read), which answers without a majority of members: what that member has
+// applied, that is, what it knows to be committed.
+func (c *Client) GetLocal(ctx context.Context, key string) (found bool, err error) {
+	first := *c
+	first.access.Endpoints = c.access.Endpoints[:1]
+	kvs, _, err := first.get(ctx, key, "--consistency=s")
+	return len(kvs) > 0, err
+}
+
 // Get reads one key; found is false when it does not exist.
 func (c *Client) Get(ctx context.Context, key string) (kv KeyValue, found bool, err error) {
 	kvs, _, err := c.get(ctx, key)

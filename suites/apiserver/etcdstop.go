@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -12,11 +13,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubeproof/kubeproof/framework"
+	"github.com/kubeproof/kubeproof/framework/cluster"
 )
 
-// The spec of this file. It stops etcd, which every other spec needs: it
-// runs alone.
-const specEtcdStopped = "apiserver-etcd-stopped"
+// The specs of this file. They stop etcd or members of it, which every
+// other spec needs: they run alone.
+const (
+	specEtcdStopped = "apiserver-etcd-stopped"
+	specEtcdQuorum  = "apiserver-etcd-quorum"
+)
 
 // writeWindow is how long a create may take while etcd is stopped: the
 // API server keeps retrying etcd for its own request timeout (a minute by
@@ -70,7 +75,57 @@ var _ = ginkgo.Describe("API server without etcd", ginkgo.Serial, func() {
 			}
 			etcdStopped.Record(ev)
 		})
+
+	ginkgo.It("with three etcd members a write is committed while one is stopped, and not while two are",
+		framework.Checks(specEtcdQuorum, "002-RAFT-MAJORITY"),
+		func(ctx ginkgo.SpecContext) {
+			f.Require(cluster.EtcdAccess)
+			if n := len(f.Cluster.Etcd.Endpoints); n != 3 {
+				ginkgo.Skip(fmt.Sprintf("etcd has %d member(s) here; the majority of three needs a cluster made with --etcd-members 3 (local provider)", n))
+			}
+			ev := etcdQuorumEvidence{Members: 3, WindowSeconds: writeWindow.Seconds()}
+			startFirst := f.StopComponent(ctx, "etcd-1")
+			ginkgo.By("one member of three stopped: a create")
+			ev.OneStoppedAccepted, ev.OneStoppedOutcome, ev.OneStoppedMs = createWithin(ctx, f, "one-stopped")
+			startSecond := f.StopComponent(ctx, "etcd-2")
+			ginkgo.By("two members of three stopped: a create")
+			ev.TwoStoppedAccepted, ev.TwoStoppedOutcome, ev.TwoStoppedMs = createWithin(ctx, f, "two-stopped")
+			// What the member still running has applied: only what a
+			// majority committed.
+			committed, err := f.Etcd().GetLocal(ctx, "/registry/configmaps/"+f.Namespace+"/two-stopped")
+			framework.ExpectNoError(err, "read the running member's own store")
+			ev.TwoStoppedCommitted = committed
+			for name, start := range map[string]func(context.Context) error{"etcd-2": startSecond, "etcd-1": startFirst} {
+				if err := start(ctx); err != nil {
+					framework.Unmet("etcd", name+" started again", err.Error())
+				}
+			}
+			ginkgo.By("all three back: what was stored, and a create")
+			cms := f.Client.CoreV1().ConfigMaps(f.Namespace)
+			var lastErr error
+			err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, framework.Timeout.API, true, func(ctx context.Context) (bool, error) {
+				_, lastErr = cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "all-back"}}, metav1.CreateOptions{})
+				return lastErr == nil, nil
+			})
+			if err != nil {
+				framework.Unmet("kube-apiserver", "a create succeeded with all etcd members back", outcome(lastErr))
+			}
+			ev.StoredAfterRestart = true
+			_, err = cms.Get(ctx, "two-stopped", metav1.GetOptions{})
+			ev.TwoStoppedStored = err == nil
+			etcdQuorum.Record(ev)
+		})
 })
+
+// createWithin creates a ConfigMap named name, waiting for an answer at most
+// writeWindow, and says how it ended.
+func createWithin(ctx context.Context, f *framework.Framework, name string) (accepted bool, how string, ms float64) {
+	wctx, cancel := context.WithTimeout(ctx, writeWindow)
+	defer cancel()
+	began := time.Now()
+	_, err := f.Client.CoreV1().ConfigMaps(f.Namespace).Create(wctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	return err == nil, outcome(err), framework.Millis(time.Since(began))
+}
 
 // outcome says how a request ended: "created", the API server's status,
 // or that no answer came in time.
@@ -106,4 +161,26 @@ type etcdStoppedEvidence struct {
 	RecoveredAfterMs    float64 `json:"recoveredAfterMs"`
 }
 
-var etcdStopped = framework.DeclareEvidence[etcdStoppedEvidence]("etcdStopped", specEtcdStopped)
+// Creates on a three-member etcd with one, then two members stopped.
+type etcdQuorumEvidence struct {
+	Members            int     `json:"members"`
+	WindowSeconds      float64 `json:"windowSeconds"`
+	OneStoppedAccepted bool    `json:"oneStoppedAccepted"`
+	OneStoppedOutcome  string  `json:"oneStoppedOutcome"`
+	OneStoppedMs       float64 `json:"oneStoppedMs"`
+	TwoStoppedAccepted bool    `json:"twoStoppedAccepted"`
+	TwoStoppedOutcome  string  `json:"twoStoppedOutcome"`
+	TwoStoppedMs       float64 `json:"twoStoppedMs"`
+	// TwoStoppedCommitted: the running member had applied the create made
+	// with two members stopped (read from its own store at once).
+	TwoStoppedCommitted bool `json:"twoStoppedCommitted"`
+	// TwoStoppedStored: that create was found once the members were back
+	// (a leader's proposal is committed when a majority returns).
+	TwoStoppedStored   bool `json:"twoStoppedStored"`
+	StoredAfterRestart bool `json:"storedAfterRestart"`
+}
+
+var (
+	etcdStopped = framework.DeclareEvidence[etcdStoppedEvidence]("etcdStopped", specEtcdStopped)
+	etcdQuorum  = framework.DeclareEvidence[etcdQuorumEvidence]("etcdQuorum", specEtcdQuorum)
+)

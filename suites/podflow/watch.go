@@ -28,6 +28,7 @@ var _ = ginkgo.Describe("Pod status in kubectl", func() {
 		framework.Checks(specWatchStatus, "002-KUBECTL-WATCH-STATUS"),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
+			pods := f.RecordPods(ctx)
 			var p corev1.Pod
 			framework.ExpectNoError(yaml.Unmarshal(framework.Manifest("pod.yaml"), &p), "read pod.yaml")
 			p.Name = "watched"
@@ -61,6 +62,14 @@ var _ = ginkgo.Describe("Pod status in kubectl", func() {
 			ginkgo.By("the scheduling gate removed: the Pod goes its way while kubectl watches")
 			_, err = f.Client.CoreV1().Pods(f.Namespace).Patch(ctx, p.Name, types.MergePatchType, []byte(`{"spec":{"schedulingGates":null}}`), metav1.PatchOptions{})
 			framework.ExpectNoError(err, "remove the scheduling gate")
+			// kubectl shows what the cluster does; a Pod nobody binds says
+			// nothing about kubectl.
+			if bound := framework.AwaitPod(ctx, pods, p.Name, "the scheduler to bind the Pod", framework.Timeout.Bind, func(p *corev1.Pod) bool {
+				return p.Spec.NodeName != ""
+			}); !bound.OK {
+				stop()
+				framework.Unmet("kube-scheduler", "the Pod was bound once its scheduling gate was removed", "last seen: "+bound.LastSeen())
+			}
 			deadline := time.Now().Add(framework.Timeout.PodStart)
 			for !runningReady(seen) && time.Now().Before(deadline) {
 				if !next(time.Until(deadline)) {

@@ -1,8 +1,8 @@
 package local
 
 import (
-	"net"
 	"strconv"
+	"strings"
 
 	"github.com/kubeproof/kubeproof/internal/provision/binaries"
 )
@@ -20,36 +20,10 @@ type component struct {
 func components(c Config, l layout, bin binaries.Set) []component {
 	nw := c.network()
 	host := nw.hostIP.String()
-	hostPort := func(port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
-	etcdClientURL := "https://" + hostPort(c.EtcdPort)
-	etcdPeerURL := "https://" + hostPort(c.EtcdPort+1)
 	pkiPath := l.pki
 
-	all := []component{
-		{name: Etcd, args: []string{bin.Path("etcd"),
-			"--name=" + c.Name,
-			"--data-dir=" + l.etcdDataDir(),
-			"--listen-client-urls=" + etcdClientURL,
-			"--advertise-client-urls=" + etcdClientURL,
-			"--listen-peer-urls=" + etcdPeerURL,
-			"--initial-advertise-peer-urls=" + etcdPeerURL,
-			"--initial-cluster=" + c.Name + "=" + etcdPeerURL,
-			"--initial-cluster-state=new",
-			"--initial-cluster-token=kubeproof-" + c.Name,
-			"--listen-metrics-urls=http://" + hostPort(c.EtcdPort+2),
-			// Mutual TLS, as kubeadm sets it up: a client without a
-			// certificate signed by the etcd CA is refused.
-			"--client-cert-auth=true",
-			"--trusted-ca-file=" + pkiPath("etcd-ca.crt"),
-			"--cert-file=" + pkiPath("etcd-server.crt"),
-			"--key-file=" + pkiPath("etcd-server.key"),
-			"--peer-client-cert-auth=true",
-			"--peer-trusted-ca-file=" + pkiPath("etcd-ca.crt"),
-			"--peer-cert-file=" + pkiPath("etcd-peer.crt"),
-			"--peer-key-file=" + pkiPath("etcd-peer.key"),
-			"--snapshot-count=10000",
-		}},
-		{name: APIServer, args: apiServerArgs(c, l, bin, etcdClientURL)},
+	all := append(etcdComponents(c, l, bin.Path("etcd")), []component{
+		{name: APIServer, args: apiServerArgs(c, l, bin, strings.Join(c.etcdClientURLs(), ","))},
 		{name: Containerd, inNode: true, args: []string{"containerd", "--config=" + l.conf("containerd.toml")}},
 		{name: ControllerManager, args: append(controlPlaneArgs(bin, l, ControllerManager, host, c.ControllerManagerPort),
 			"--controllers=*,bootstrapsigner,tokencleaner",
@@ -82,13 +56,18 @@ func components(c Config, l layout, bin binaries.Set) []component {
 			"--config=" + l.conf("kube-proxy.yaml"),
 			"--v=1",
 		}},
-	}
+	}...)
 	var out []component
 	for _, comp := range all {
 		if !c.Runs(comp.name) {
 			continue
 		}
-		comp.args = append(comp.args, c.ComponentArgs[comp.name]...)
+		// --component-arg etcd=... goes to every etcd member.
+		key := comp.name
+		if strings.HasPrefix(key, Etcd+"-") {
+			key = Etcd
+		}
+		comp.args = append(comp.args, c.ComponentArgs[key]...)
 		if comp.inNode {
 			comp.args = append([]string{"nsenter", "--net=" + l.netnsPath(), "--"}, comp.args...)
 		}

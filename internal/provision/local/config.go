@@ -60,6 +60,9 @@ type Config struct {
 	APIServerPort int
 	// EtcdPort is etcd's client port; the peer and metrics ports follow it.
 	EtcdPort int
+	// EtcdMembers is how many members etcd has (--etcd-members: 1 or 3),
+	// each a process with the three ports after the previous member's.
+	EtcdMembers int
 	// ControllerManagerPort and SchedulerPort are their secure ports.
 	ControllerManagerPort int
 	SchedulerPort         int
@@ -84,6 +87,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.EtcdPort == 0 {
 		c.EtcdPort = 2379
+	}
+	if c.EtcdMembers == 0 {
+		c.EtcdMembers = 1
 	}
 	if c.ControllerManagerPort == 0 {
 		c.ControllerManagerPort = 10257
@@ -145,6 +151,9 @@ func (c Config) Validate() error {
 		if p.port < 1 || p.port > 65533 {
 			return bad("%s %d is out of range", p.what, p.port)
 		}
+	}
+	if c.EtcdMembers != 1 && c.EtcdMembers != 3 && c.EtcdMembers != 5 {
+		return bad("--etcd-members %d: etcd runs here with 1, 3 or 5 members", c.EtcdMembers)
 	}
 	for comp := range c.ComponentArgs {
 		if !slices.Contains(Components, comp) {

@@ -56,7 +56,14 @@ func (p *Provider) Down(ctx context.Context) error {
 	// The control plane, API server before etcd.
 	add(stopAll(procs, 5*time.Second, Scheduler, ControllerManager)...)
 	add(stopAll(procs, 10*time.Second, APIServer)...)
-	add(stopAll(procs, 10*time.Second, Etcd)...)
+	// Every etcd member, however many the cluster was made with.
+	var members []string
+	for name := range procs {
+		if name == Etcd || strings.HasPrefix(name, Etcd+"-") {
+			members = append(members, name)
+		}
+	}
+	add(stopAll(procs, 10*time.Second, members...)...)
 	// Whatever still runs in the node's network namespace.
 	add(killAll(p.netnsProcs())...)
 

@@ -2,10 +2,8 @@ package local
 
 import (
 	"context"
-	"fmt"
-	"net"
 	"path/filepath"
-	"strconv"
+	"strings"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
@@ -47,7 +45,7 @@ func (p *Provider) StartAPIServer(ctx context.Context, extraArgs []string) (*clu
 
 	extra := c
 	extra.APIServerPort = port
-	args := apiServerArgs(extra, l, bin, fmt.Sprintf("https://%s", net.JoinHostPort(host, strconv.Itoa(c.EtcdPort))))
+	args := apiServerArgs(extra, l, bin, strings.Join(c.etcdClientURLs(), ","))
 	args = append(args, "--endpoint-reconciler-type=none", "--audit-log-path="+audit)
 	return controlplane.StartExtra(ctx, controlplane.Extra{
 		Name: name, Args: args, Wins: extraArgs, Log: l.log(name), Host: host, Port: port,

@@ -244,11 +244,14 @@ func checkPorts(c Config) error {
 		port int
 	}{
 		{"kube-apiserver (--apiserver-port)", c.APIServerPort},
-		{"etcd client", c.EtcdPort},
-		{"etcd peer", c.EtcdPort + 1},
-		{"etcd metrics", c.EtcdPort + 2},
 		{"kube-controller-manager", c.ControllerManagerPort},
 		{"kube-scheduler", c.SchedulerPort},
+	}
+	for _, m := range c.etcdMembers(layout{name: c.Name}) {
+		want = append(want, []struct {
+			what string
+			port int
+		}{{m.name + " client", m.client}, {m.name + " peer", m.peer}, {m.name + " metrics", m.metrics}}...)
 	}
 	for _, w := range want {
 		for _, l := range ls {

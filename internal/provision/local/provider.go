@@ -94,7 +94,7 @@ func (p *Provider) info(bin binaries.Set) *cluster.Info {
 		Kubectl:      bin.Path("kubectl"),
 		AuditLogPath: l.auditLog(),
 		Etcd: &cluster.EtcdClient{
-			Endpoints: []string{fmt.Sprintf("https://%s:%d", nw.hostIP, c.EtcdPort)},
+			Endpoints: c.etcdClientURLs(),
 			Client:    cluster.KeyPairFiles{CertFile: l.pki("kubeproof-etcd-client.crt"), KeyFile: l.pki("kubeproof-etcd-client.key")},
 			CAFile:    l.pki("etcd-ca.crt"),
 			Etcdctl:   bin.Path("etcdctl"),

@@ -8,9 +8,9 @@ func init() {
 		Summary:  "processes on this machine",
 		Makes:    true,
 		Optional: Optional,
-		Flags:    []string{"apiserver-port"},
+		Flags:    []string{"apiserver-port", "etcd-members"},
 		New: func(o cluster.Options) (cluster.Provider, error) {
-			return New(Config{Shape: o.Shape, APIServerPort: o.APIServerPort, Progress: o.Progress})
+			return New(Config{Shape: o.Shape, APIServerPort: o.APIServerPort, EtcdMembers: o.EtcdMembers, Progress: o.Progress})
 		},
 		Open: func(info *cluster.Info) (cluster.Provider, error) { return Open(info.Name) },
 	})

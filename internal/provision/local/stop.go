@@ -8,25 +8,59 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/internal/provision/process"
+	"golang.org/x/sync/errgroup"
 )
 
 var _ cluster.ComponentStopper = (*Provider)(nil)
 
 // stoppable are the components StopComponent stops: the control plane
-// behind the API server. The API server itself is not among them (the
-// specs talk to it), nor the node's agents.
-var stoppable = []string{Etcd, ControllerManager, Scheduler}
+// behind the API server (each etcd member by its name). The API server
+// itself is not among them (the specs talk to it), nor the node's agents.
+func (c Config) stoppable() []string {
+	return append(c.etcdNames(), ControllerManager, Scheduler)
+}
 
-// StopComponent stops a control-plane process of the cluster and returns
+// StopComponent stops a control-plane process of the cluster, or all of
+// etcd's members for "etcd" (with one member, that member), and returns
+// what starts them again as they were.
+func (p *Provider) StopComponent(ctx context.Context, name string) (func(context.Context) error, error) {
+	names := []string{name}
+	if name == Etcd {
+		names = p.cfg.etcdNames()
+	}
+	var starts []func(context.Context) error
+	for _, n := range names {
+		start, err := p.stopProcess(n)
+		if err != nil {
+			return nil, err
+		}
+		starts = append(starts, start)
+	}
+	return func(ctx context.Context) error {
+		// All at once: an etcd member is healthy only with a majority up.
+		g, gctx := errgroup.WithContext(ctx)
+		for _, start := range starts {
+			g.Go(func() error { return start(gctx) })
+		}
+		return g.Wait()
+	}, nil
+}
+
+// restartMu orders the state file's updates of processes started again
+// together (etcd's members).
+var restartMu sync.Mutex
+
+// stopProcess stops one control-plane process of the cluster and returns
 // what starts it again, with the command line and log it had, and waits
 // until it answers its health check. The state file follows, so that
 // `down` knows the new process.
-func (p *Provider) StopComponent(ctx context.Context, name string) (func(context.Context) error, error) {
-	if !slices.Contains(stoppable, name) {
+func (p *Provider) stopProcess(name string) (func(context.Context) error, error) {
+	if stoppable := p.cfg.stoppable(); !slices.Contains(stoppable, name) {
 		return nil, fmt.Errorf("the local provider stops only %s, not %s", strings.Join(stoppable, ", "), name)
 	}
 	st, err := loadState(p.l.stateFile())
@@ -45,15 +79,8 @@ func (p *Provider) StopComponent(ctx context.Context, name string) (func(context
 		if err != nil {
 			return fmt.Errorf("start %s again: %w", name, err)
 		}
-		if st, err := loadState(p.l.stateFile()); err == nil {
-			for i := range st.Processes {
-				if st.Processes[i].Name == name {
-					st.Processes[i] = proc.Record
-				}
-			}
-			if err := st.save(p.l.stateFile()); err != nil {
-				return fmt.Errorf("start %s again: %w", name, err)
-			}
+		if err := p.recordRestart(name, proc.Record); err != nil {
+			return fmt.Errorf("start %s again: %w", name, err)
 		}
 		s := &starter{st: st, l: p.l, procs: map[string]*process.Proc{name: proc}}
 		return s.waitReady(ctx, name, componentTimeout, p.healthCheck(name))
@@ -61,13 +88,33 @@ func (p *Provider) StopComponent(ctx context.Context, name string) (func(context
 	return start, nil
 }
 
+// recordRestart puts a process started again into the state file, in place
+// of the one it replaces.
+func (p *Provider) recordRestart(name string, rec process.Record) error {
+	restartMu.Lock()
+	defer restartMu.Unlock()
+	st, err := loadState(p.l.stateFile())
+	if err != nil {
+		return err
+	}
+	for i := range st.Processes {
+		if st.Processes[i].Name == name {
+			st.Processes[i] = rec
+		}
+	}
+	return st.save(p.l.stateFile())
+}
+
 // healthCheck is how `up` knows that a stoppable component is ready.
 func (p *Provider) healthCheck(name string) func(context.Context) (string, error) {
 	c := p.cfg
 	host := c.network().hostIP.String()
+	for _, m := range c.etcdMembers(p.l) {
+		if m.name == name {
+			return etcdHealthy(c, m)
+		}
+	}
 	switch name {
-	case Etcd:
-		return etcdHealthy(c)
 	case ControllerManager:
 		return httpsHealthy(net.JoinHostPort(host, strconv.Itoa(c.ControllerManagerPort)))
 	default:

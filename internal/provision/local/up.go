@@ -321,8 +321,19 @@ func (p *Provider) create(ctx context.Context, st *state, bin binaries.Set, tars
 		}
 		runtimeReady <- err
 	}()
-	if err := startAndWait(Etcd, etcdTimeout, etcdHealthy(c)); err != nil {
-		return nil, err
+	// etcd's members start together: none is healthy before a majority
+	// of them runs.
+	etcdStarted := time.Now()
+	for _, m := range c.etcdMembers(l) {
+		if _, err := s.start(byName[m.name]); err != nil {
+			return nil, err
+		}
+	}
+	for _, m := range c.etcdMembers(l) {
+		if err := s.waitReady(ctx, m.name, etcdTimeout, etcdHealthy(c, m)); err != nil {
+			return nil, err
+		}
+		s.ready(m.name, etcdStarted)
 	}
 	if err := startAndWait(APIServer, apiServerTimeout, apiServerReady(admin)); err != nil {
 		return nil, err
@@ -373,7 +384,7 @@ func (p *Provider) create(ctx context.Context, st *state, bin binaries.Set, tars
 // makeDirs makes the cluster's directories; etcd refuses a data directory
 // readable by others, so all are private.
 func makeDirs(l layout) error {
-	for _, d := range []string{l.runDir(), l.logDir(), l.confDir(), l.kubeletRoot(), l.podLogs(), l.cniConfDir(), l.cniIPAMDir(), l.etcdDataDir()} {
+	for _, d := range []string{l.runDir(), l.logDir(), l.confDir(), l.kubeletRoot(), l.podLogs(), l.cniConfDir(), l.cniIPAMDir()} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return fmt.Errorf("create %s: %w", d, err)
 		}
@@ -487,8 +498,8 @@ func importImages(ctx context.Context, l layout, tars map[string]string) error {
 	return nil
 }
 
-func etcdHealthy(c Config) func(context.Context) (string, error) {
-	url := fmt.Sprintf("http://%s/health", net.JoinHostPort(c.network().hostIP.String(), strconv.Itoa(c.EtcdPort+2)))
+func etcdHealthy(c Config, m etcdMember) func(context.Context) (string, error) {
+	url := fmt.Sprintf("http://%s/health", net.JoinHostPort(c.network().hostIP.String(), strconv.Itoa(m.metrics)))
 	return func(ctx context.Context) (string, error) {
 		body, err := httpGet(ctx, http.DefaultClient, url)
 		if err != nil {
