@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
@@ -31,15 +32,7 @@ var _ cluster.APIServerStarter = (*Provider)(nil)
 // cluster's directory, so `down` stops it even if the caller does not.
 func (p *Provider) StartAPIServer(ctx context.Context, extraArgs []string) (*cluster.APIServer, error) {
 	c, l := p.cfg, p.l
-	st, err := loadState(l)
-	if err != nil {
-		return nil, fmt.Errorf("kind cluster %q is not up: %w", c.Name, err)
-	}
-	kp, err := p.kind(st.DockerHost)
-	if err != nil {
-		return nil, err
-	}
-	_, cp, cpIP, err := p.nodesOf(kp)
+	cp, cpIP, err := p.controlPlane()
 	if err != nil {
 		return nil, err
 	}
@@ -86,6 +79,20 @@ func (p *Provider) StartAPIServer(ctx context.Context, extraArgs []string) (*clu
 		Kubeconfig: l.kubeconfig(), CAFile: l.pki("ca.crt"), AuditLog: audit,
 		Cleanup: func() { _ = os.RemoveAll(certDir) },
 	})
+}
+
+// controlPlane is the running cluster's control-plane node and its address.
+func (p *Provider) controlPlane() (nodes.Node, string, error) {
+	st, err := loadState(p.l)
+	if err != nil {
+		return nil, "", fmt.Errorf("kind cluster %q is not up: %w", p.cfg.Name, err)
+	}
+	kp, err := p.kind(st.DockerHost)
+	if err != nil {
+		return nil, "", err
+	}
+	_, cp, cpIP, err := p.nodesOf(kp)
+	return cp, cpIP, err
 }
 
 // manifestArgs returns the kube-apiserver flags of a static Pod manifest.

@@ -38,15 +38,7 @@ func (p *Provider) StopComponent(ctx context.Context, name string) (func(context
 		slices.Sort(names)
 		return nil, fmt.Errorf("the kind provider stops only %s, not %s", strings.Join(names, ", "), name)
 	}
-	st, err := loadState(p.l)
-	if err != nil {
-		return nil, fmt.Errorf("kind cluster %q is not up: %w", p.cfg.Name, err)
-	}
-	kp, err := p.kind(st.DockerHost)
-	if err != nil {
-		return nil, err
-	}
-	_, cp, _, err := p.nodesOf(kp)
+	cp, _, err := p.controlPlane()
 	if err != nil {
 		return nil, err
 	}
