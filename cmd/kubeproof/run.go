@@ -24,6 +24,7 @@ import (
 type runOptions struct {
 	sel           selection
 	failOnRefuted bool
+	dryRun        bool
 	keep          bool
 	reportDir     string
 	labelFilter   string
@@ -55,13 +56,14 @@ codes mean kubeproof itself could not do its job (see kubeproof --help).`,
 	f := cmd.Flags()
 	f.BoolVar(&r.keep, "keep", false, "leave a cluster this run brought up running afterwards")
 	f.StringVar(&r.reportDir, "report-dir", "kubeproof-report", "directory for claims.md, claims.html, claims.json, junit.xml, the cluster info and (on failure) component logs")
-	f.StringVar(&r.labelFilter, "label-filter", "", "run only specs whose labels match this Ginkgo label filter, e.g. 'claim:POD-READY'")
-	f.StringSliceVar(&r.focus, "focus", nil, "run only specs whose text matches this regular expression (repeatable)")
+	f.StringVar(&r.labelFilter, "label-filter", "", "run only specs whose labels match this Ginkgo label filter, e.g. 'claim:002-RUNNING-STATUS'")
+	f.StringArrayVar(&r.focus, "focus", nil, "run only specs whose text matches this regular expression (repeatable; a comma is part of the expression)")
 	f.BoolVarP(&r.verbose, "verbose", "v", false, "print every spec's steps as it runs")
 	f.DurationVar(&r.timeout, "timeout", time.Hour, "give up on the suites after this long")
 	f.IntVar(&r.parallel, "parallel", 1, "run the specs in this many parallel processes (specs labelled Serial still run alone)")
 	f.StringVar(&r.imagePullSecret, "image-pull-secret", "", "docker config file with the credentials your nodes need for --image-registry (each spec's namespace gets it as a pull secret)")
 	f.BoolVar(&r.keepNamespaces, "keep-namespaces-on-failure", false, "keep a failed spec's namespace (labelled kubeproof.io/kept) to look at, instead of deleting it; its dump is in failures/ either way")
+	f.BoolVar(&r.dryRun, "dry-run", false, "list the specs the selection would run and the claims they decide; bring nothing up")
 	f.BoolVar(&r.failOnRefuted, "fail-on-refuted", false, "exit with code 10 when a documented claim is refuted (by default refuted documentation is reported, not failed)")
 	r.sel.addFlags(cmd, true)
 	return cmd
@@ -94,6 +96,10 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 		if _, err := os.Stat(r.imagePullSecret); err != nil {
 			return exitcode.Errorf(exitcode.Usage, "--image-pull-secret: %v", err)
 		}
+	}
+	// An empty selection is a usage error, found before anything is up.
+	if stop, err := checkSelection(ctx, cmd.OutOrStdout(), filter, r.focus, r.dryRun); stop || err != nil {
+		return err
 	}
 	pr := printer()
 	o.ephemeral = !r.keep

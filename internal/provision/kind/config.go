@@ -102,26 +102,32 @@ func clusterConfigurationPatch(c Config) (string, error) {
 	sections := map[string]string{
 		APIServer:         "/apiServer/extraArgs/-",
 		ControllerManager: "/controllerManager/extraArgs/-",
-		Scheduler:         "/scheduler/extraArgs/-",
+		Scheduler:         "/scheduler/extraArgs",
 	}
 	for comp := range c.ComponentArgs {
 		if _, ok := sections[comp]; !ok && comp != Kubelet {
 			return "", fmt.Errorf("--component-arg %s: the kind provider sets flags of %s, %s, %s and %s", comp, APIServer, ControllerManager, Scheduler, Kubelet)
 		}
 	}
-	for _, comp := range []string{APIServer, ControllerManager, Scheduler} {
+	for _, comp := range []string{APIServer, ControllerManager} {
 		args := c.ComponentArgs[comp]
-		switch comp {
-		case APIServer:
+		if comp == APIServer {
 			args = append(slices.Clone(apiServerArgs), args...)
-		case Scheduler:
-			args = append(slices.Clone(schedulerArgs), args...)
 		}
 		for _, a := range args {
 			name, value := splitFlag(a)
 			ops = append(ops, op{"add", sections[comp], map[string]string{"name": name, "value": value}})
 		}
 	}
+	// kind leaves the scheduler's extraArgs empty (null) unless it sets
+	// feature gates or IPv6 addresses, neither of which kubeproof asks
+	// for: nothing can be appended to it, so the list is set whole.
+	var scheduler []map[string]string
+	for _, a := range append(slices.Clone(schedulerArgs), c.ComponentArgs[Scheduler]...) {
+		name, value := splitFlag(a)
+		scheduler = append(scheduler, map[string]string{"name": name, "value": value})
+	}
+	ops = append(ops, op{"add", "/scheduler/extraArgs", scheduler})
 	data, err := json.Marshal(ops)
 	if err != nil {
 		return "", fmt.Errorf("encode kubeadm patch: %w", err)
