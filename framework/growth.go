@@ -2,6 +2,9 @@ package framework
 
 import (
 	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/onsi/ginkgo/v2"
 
@@ -18,12 +21,32 @@ const GrowthTrials = 3
 // one act does.
 func LeastGrowth(ctx context.Context, what string, act func() error, scrape func(context.Context) (metrics.Samples, error), counters ...func(metrics.Samples) float64) []int {
 	ginkgo.GinkgoHelper()
+	return LeastGrowthSettled(ctx, what, act, scrape, nil, counters...)
+}
+
+// settleWindow bounds how long LeastGrowthSettled scrapes again for a
+// component to finish what it does after the act was seen done.
+const settleWindow = 5 * time.Second
+
+// LeastGrowthSettled is LeastGrowth for work a component finishes after the
+// act is seen done (a scheduler counts a binding once the API server has
+// answered it, after a watch may have shown the bound Pod): the scrape
+// after is repeated, every 50 ms for at most settleWindow, until settled
+// says the counters are complete. If they never are, the last scrape
+// counts, and the counter that did not move shows it.
+func LeastGrowthSettled(ctx context.Context, what string, act func() error, scrape func(context.Context) (metrics.Samples, error),
+	settled func(before, after metrics.Samples) bool, counters ...func(metrics.Samples) float64) []int {
+	ginkgo.GinkgoHelper()
 	least := make([]int, len(counters))
 	for t := range GrowthTrials {
 		before, err := scrape(ctx)
 		ExpectNoError(err, "read the metrics before "+what)
 		ExpectNoError(act(), what)
-		after, err := scrape(ctx)
+		var after metrics.Samples
+		_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, settleWindow, true, func(ctx context.Context) (bool, error) {
+			after, err = scrape(ctx)
+			return err == nil && (settled == nil || settled(before, after)), nil
+		})
 		ExpectNoError(err, "read the metrics after "+what)
 		for i, count := range counters {
 			if n := int(count(after) - count(before)); t == 0 || n < least[i] {
