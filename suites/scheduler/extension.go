@@ -43,10 +43,22 @@ var _ = ginkgo.Describe("Scheduling framework", func() {
 
 			// Two simulated nodes both fit each Pod, so that the scheduler
 			// scores (with one feasible node it binds without scoring).
-			for _, n := range []string{"a", "b"} {
-				f.SimulatedNode(ctx, n, framework.SimNode{CPU: "4", Memory: "8Gi"})
-			}
 			pods := f.RecordPods(ctx)
+			var warm []string
+			for _, n := range []string{"a", "b"} {
+				node := f.SimulatedNode(ctx, n, framework.SimNode{CPU: "4", Memory: "8Gi"})
+				// A Pod only this node fits: once both are bound, the
+				// scheduler's cache holds both nodes, and every Pod below
+				// has two feasible nodes to score.
+				p := newPod("warm-"+n, "100m", "64Mi")
+				f.TolerateSimulated(&p.Spec)
+				p.Spec.NodeSelector = map[string]string{corev1.LabelHostname: node.Name}
+				createPod(ctx, f, p)
+				warm = append(warm, p.Name)
+			}
+			if len(bindings(ctx, pods, warm...)) < len(warm) {
+				framework.Unmet(scheduler, "the scheduler bound a Pod to each of two new nodes", "not both bound within "+framework.Timeout.Bind.String())
+			}
 			scrape := func(ctx context.Context) (metrics.Samples, error) {
 				raw, err := f.ComponentGet(ctx, scheduler, "/metrics")
 				return metrics.Parse(raw), err
