@@ -132,9 +132,14 @@ func newVersionCommand() *cobra.Command {
 		Short: "Print kubeproof's version and the Kubernetes version it runs by default",
 		Args:  usageArgs(cobra.NoArgs),
 		Run: func(*cobra.Command, []string) {
-			fmt.Printf("kubeproof %s (Kubernetes %s, etcd %s by default)\n", version(), cluster.DefaultKubernetesVersion, cluster.DefaultEtcdVersion)
+			fmt.Println(versionLine())
 		},
 	}
+}
+
+// versionLine is what `kubeproof version` and `kubeproof --version` print.
+func versionLine() string {
+	return fmt.Sprintf("kubeproof %s (Kubernetes %s, etcd %s by default)", version(), cluster.DefaultKubernetesVersion, cluster.DefaultEtcdVersion)
 }
 
 func shellQuote(s string) string {

@@ -51,6 +51,7 @@ func newRootCommand() *cobra.Command {
 		Long: `kubeproof brings up a real Kubernetes cluster (or uses yours), runs Ginkgo suites that
 each check one documented behaviour of the path from "kubectl apply" to a Running, Ready
 Pod, and reports per claim whether the cluster confirmed it.`,
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          usageArgs(cobra.NoArgs),
@@ -58,6 +59,7 @@ Pod, and reports per claim whether the cluster confirmed it.`,
 		// (Args rejects it).
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
+	root.SetVersionTemplate(versionLine() + "\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return exitcode.With(exitcode.Usage, err)
 	})

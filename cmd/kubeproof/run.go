@@ -188,7 +188,7 @@ func (s suiteRun) on(ctx context.Context, info *cluster.Info, reportDir string) 
 	if interrupted && interruptsOf(ctx).skipReport() {
 		return report.Report{}, code, ctx.Err()
 	}
-	rep, err := judgeRun(reportDir, s.cat, s.selected, info, interrupted)
+	rep, err := judgeRun(reportDir, s.cat, s.selected, info, interrupted, s.opts.failOnRefuted)
 	if err == nil && interrupted {
 		err = ctx.Err()
 	}
@@ -221,8 +221,9 @@ func specFilter(selected []claims.Claim, userFilter string) string {
 }
 
 // judgeRun gives each selected claim its verdict from the run's spec report
-// and writes claims.json, claims.md and claims.html.
-func judgeRun(reportDir string, cat *claims.Catalog, selected []claims.Claim, info *cluster.Info, interrupted bool) (report.Report, error) {
+// and writes claims.json, claims.md, claims.html and claims-junit.xml
+// (where refuted claims are failures when refutedFails).
+func judgeRun(reportDir string, cat *claims.Catalog, selected []claims.Claim, info *cluster.Info, interrupted, refutedFails bool) (report.Report, error) {
 	run := claims.Run{Specs: map[string]claims.SpecResult{}}
 	path := filepath.Join(reportDir, specsReportName)
 	if _, err := os.Stat(path); err == nil {
@@ -235,6 +236,7 @@ func judgeRun(reportDir string, cat *claims.Catalog, selected []claims.Claim, in
 		results = claims.Interrupted(results)
 	}
 	rep := report.New(cat.Documents, results, run, info)
+	rep.RefutedFails = refutedFails
 	if interrupted {
 		rep.Partial = "the run was interrupted: verdicts cover what the specs observed before it; the other claims are not run"
 	}
@@ -246,7 +248,7 @@ func judgeRun(reportDir string, cat *claims.Catalog, selected []claims.Claim, in
 
 func reportFiles(dir string) []string {
 	var out []string
-	for _, name := range []string{"claims.md", "claims.html", "claims.json", "junit.xml"} {
+	for _, name := range []string{"claims.md", "claims.html", "claims.json", "claims-junit.xml", "junit.xml"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
 			out = append(out, filepath.Join(dir, name))
 		}
@@ -377,7 +379,7 @@ claims reports there again, with the catalog of this binary and --claims-file.`,
 			if _, err := os.Stat(filepath.Join(dir, specsReportName)); err != nil {
 				return exitcode.Errorf(exitcode.Usage, "--report-dir %s has no %s", dir, specsReportName)
 			}
-			rep, err := judgeRun(dir, cat, selected, info, false)
+			rep, err := judgeRun(dir, cat, selected, info, false, false)
 			if err != nil {
 				return err
 			}

@@ -38,6 +38,9 @@ type Report struct {
 	Documents  []DocumentResult `json:"documents"`
 	// Specs are the specs that ran, with all the evidence they recorded.
 	Specs []claims.SpecResult `json:"specs"`
+	// RefutedFails: refuted claims fail the run (--fail-on-refuted); it
+	// decides what claims-junit.xml calls a failure.
+	RefutedFails bool `json:"-"`
 }
 
 // Cluster describes the cluster the verdicts are about.
@@ -184,7 +187,8 @@ func counts(rs []claims.Result) map[string]int {
 	return out
 }
 
-// Write writes claims.json, claims.md and claims.html into dir.
+// Write writes claims.json, claims.md, claims.html and claims-junit.xml
+// into dir.
 func Write(dir string, r Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create report directory: %w", err)
@@ -196,7 +200,8 @@ func Write(dir string, r Report) error {
 	if err := os.WriteFile(filepath.Join(dir, "claims.json"), append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write claims.json: %w", err)
 	}
-	for name, render := range map[string]func(io.Writer, Report) error{"claims.md": Markdown, "claims.html": HTML} {
+	junit := func(w io.Writer, r Report) error { return JUnit(w, r, r.RefutedFails) }
+	for name, render := range map[string]func(io.Writer, Report) error{"claims.md": Markdown, "claims.html": HTML, "claims-junit.xml": junit} {
 		f, err := os.Create(filepath.Join(dir, name))
 		if err != nil {
 			return fmt.Errorf("write %s: %w", name, err)
