@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -151,6 +152,20 @@ func watchInterrupts() {
 	}()
 }
 
+// FailFirstAttemptEnv names a spec (by its ID) whose first attempt fails on
+// purpose: a test of --flake-attempts, which must report the spec as flaky.
+const FailFirstAttemptEnv = "KUBEPROOF_FAIL_FIRST_ATTEMPT"
+
+func failFirstAttempt() {
+	id := os.Getenv(FailFirstAttemptEnv)
+	if id == "" || ginkgo.CurrentSpecReport().NumAttempts > 1 {
+		return
+	}
+	if slices.Contains(ginkgo.CurrentSpecReport().Labels(), claims.SpecLabelPrefix+id) {
+		ginkgo.Fail("the first attempt fails on purpose (" + FailFirstAttemptEnv + "=" + id + ")")
+	}
+}
+
 // Framework is what one spec uses: its own namespace and clients.
 type Framework struct {
 	// BaseName prefixes the namespace name.
@@ -175,6 +190,7 @@ func New(baseName string) *Framework {
 }
 
 func (f *Framework) setUp(ctx context.Context) {
+	failFirstAttempt()
 	info, err := Cluster()
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "load the cluster under test")
 	f.Cluster = info

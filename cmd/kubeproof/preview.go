@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2/types"
@@ -27,7 +28,7 @@ type selectedSpec struct {
 // previewSpecs asks the specs themselves which of them a run with this label
 // filter and focus would run: this binary as the spec runner with Ginkgo's
 // dry run, which walks the specs without running any (no cluster needed).
-func previewSpecs(ctx context.Context, labelFilter string, focus []string) (run []selectedSpec, total int, err error) {
+func previewSpecs(ctx context.Context, labelFilter string, focus, skip []string) (run []selectedSpec, total int, err error) {
 	dir, err := os.MkdirTemp("", "kubeproof-preview-")
 	if err != nil {
 		return nil, 0, fmt.Errorf("preview the selection: %w", err)
@@ -44,6 +45,9 @@ func previewSpecs(ctx context.Context, labelFilter string, focus []string) (run 
 	}
 	for _, f := range focus {
 		args = append(args, "--ginkgo.focus="+f)
+	}
+	for _, f := range skip {
+		args = append(args, "--ginkgo.skip="+f)
 	}
 	cmd := exec.CommandContext(ctx, specs, args...)
 	cmd.Dir, cmd.Stdout = dir, io.Discard
@@ -83,16 +87,16 @@ func previewSpecs(ctx context.Context, labelFilter string, focus []string) (run 
 
 // checkSelection stops a run whose filters select no spec, before anything
 // is brought up; with dryRun it prints what would run and stops the run.
-func checkSelection(ctx context.Context, w io.Writer, labelFilter string, focus []string, dryRun bool) (stop bool, err error) {
-	if labelFilter == "" && len(focus) == 0 && !dryRun {
+func checkSelection(ctx context.Context, w io.Writer, labelFilter string, focus, skip []string, dryRun bool) (stop bool, err error) {
+	if labelFilter == "" && len(focus) == 0 && len(skip) == 0 && !dryRun {
 		return false, nil
 	}
-	run, total, err := previewSpecs(ctx, labelFilter, focus)
+	run, total, err := previewSpecs(ctx, labelFilter, focus, skip)
 	if err != nil {
 		return true, err
 	}
 	if len(run) == 0 {
-		return true, exitcode.Errorf(exitcode.Usage, "the selection matches none of the %d specs (%s): nothing to run", total, describeSelection(labelFilter, focus))
+		return true, exitcode.Errorf(exitcode.Usage, "the selection matches none of the %d specs (%s): nothing to run", total, describeSelection(labelFilter, focus, skip))
 	}
 	if !dryRun {
 		return false, nil
@@ -108,7 +112,7 @@ func checkSelection(ctx context.Context, w io.Writer, labelFilter string, focus 
 }
 
 // describeSelection names the filters of a run, as its flags.
-func describeSelection(labelFilter string, focus []string) string {
+func describeSelection(labelFilter string, focus, skip []string) string {
 	var parts []string
 	if labelFilter != "" {
 		parts = append(parts, fmt.Sprintf("--label-filter %q", labelFilter))
@@ -116,5 +120,33 @@ func describeSelection(labelFilter string, focus []string) string {
 	for _, f := range focus {
 		parts = append(parts, fmt.Sprintf("--focus %q", f))
 	}
+	for _, f := range skip {
+		parts = append(parts, fmt.Sprintf("--skip %q", f))
+	}
 	return strings.Join(parts, " ")
+}
+
+// failedSpecsFilter is a label filter for the specs that failed in the run
+// of report directory dir (its specs.json), within filter if one is given.
+func failedSpecsFilter(dir, filter string) (string, error) {
+	run, err := claims.LoadGinkgoReport(filepath.Join(dir, specsReportName))
+	if err != nil {
+		return "", exitcode.Errorf(exitcode.Usage, "--rerun-failed %s: %v", dir, err)
+	}
+	var ids []string
+	for id, s := range run.Specs {
+		if s.State == types.SpecStateFailed.String() || s.State == types.SpecStatePanicked.String() ||
+			s.State == types.SpecStateTimedout.String() || s.State == types.SpecStateInterrupted.String() {
+			ids = append(ids, claims.SpecLabelPrefix+id)
+		}
+	}
+	if len(ids) == 0 {
+		return "", exitcode.Errorf(exitcode.Usage, "--rerun-failed %s: no spec failed in that run", dir)
+	}
+	slices.Sort(ids)
+	f := "(" + strings.Join(ids, " || ") + ")"
+	if filter != "" {
+		f += " && (" + filter + ")"
+	}
+	return f, nil
 }

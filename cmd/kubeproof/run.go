@@ -29,9 +29,17 @@ type runOptions struct {
 	reportDir     string
 	labelFilter   string
 	focus         []string
-	verbose       bool
-	timeout       time.Duration
-	parallel      int
+	skip          []string
+	// rerunFailed is a report directory whose failed specs this run runs.
+	rerunFailed string
+	// flakeAttempts gives a failed spec more attempts; one that passes on
+	// a later one is reported as flaky.
+	flakeAttempts     int
+	pollProgressAfter time.Duration
+	ginkgoArgs        []string
+	verbose           bool
+	timeout           time.Duration
+	parallel          int
 	// keepNamespaces keeps failed specs' namespaces.
 	keepNamespaces bool
 	// imagePullSecret has the credentials for o.imageRegistry.
@@ -63,6 +71,11 @@ codes mean kubeproof itself could not do its job (see kubeproof --help).`,
 	f.IntVar(&r.parallel, "parallel", 1, "run the specs in this many parallel processes (specs labelled Serial still run alone)")
 	f.StringVar(&r.imagePullSecret, "image-pull-secret", "", "docker config file with the credentials your nodes need for --image-registry (each spec's namespace gets it as a pull secret)")
 	f.BoolVar(&r.keepNamespaces, "keep-namespaces-on-failure", false, "keep a failed spec's namespace (labelled kubeproof.io/kept) to look at, instead of deleting it; its dump is in failures/ either way")
+	f.StringArrayVar(&r.skip, "skip", nil, "do not run specs whose text matches this regular expression (repeatable)")
+	f.StringVar(&r.rerunFailed, "rerun-failed", "", "run only the specs that failed in the run whose report directory this is")
+	f.IntVar(&r.flakeAttempts, "flake-attempts", 1, "attempts a failing spec gets; one that passes on a later attempt is reported as flaky, not as passed")
+	f.DurationVar(&r.pollProgressAfter, "poll-progress-after", 0, "print the progress of a spec that has run this long, then every 30 s (0: never)")
+	f.StringArrayVar(&r.ginkgoArgs, "ginkgo-arg", nil, "a Ginkgo flag for the spec runner, without its prefix, e.g. randomize-all or seed=42 (repeatable)")
 	f.BoolVar(&r.dryRun, "dry-run", false, "list the specs the selection would run and the claims they decide; bring nothing up")
 	f.BoolVar(&r.failOnRefuted, "fail-on-refuted", false, "exit with code 10 when a documented claim is refuted (by default refuted documentation is reported, not failed)")
 	r.sel.addFlags(cmd, true)
@@ -86,6 +99,14 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 	if len(r.sel.claimIDs) > 0 || len(r.sel.documents) > 0 {
 		filter = specFilter(selected, r.labelFilter)
 	}
+	if r.rerunFailed != "" {
+		if filter, err = failedSpecsFilter(r.rerunFailed, filter); err != nil {
+			return err
+		}
+	}
+	if r.flakeAttempts < 1 {
+		return exitcode.Errorf(exitcode.Usage, "--flake-attempts %d: want 1 or more", r.flakeAttempts)
+	}
 	if r.parallel < 1 {
 		return exitcode.Errorf(exitcode.Usage, "--parallel %d: want 1 or more", r.parallel)
 	}
@@ -98,7 +119,7 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 		}
 	}
 	// An empty selection is a usage error, found before anything is up.
-	if stop, err := checkSelection(ctx, cmd.OutOrStdout(), filter, r.focus, r.dryRun); stop || err != nil {
+	if stop, err := checkSelection(ctx, cmd.OutOrStdout(), filter, r.focus, r.skip, r.dryRun); stop || err != nil {
 		return err
 	}
 	pr := printer()
@@ -144,6 +165,11 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 	}
 	report.Terminal(os.Stdout, rep)
 	pr.Infof("reports: %s", strings.Join(reportFiles(reportDir), ", "))
+	if summary := os.Getenv("GITHUB_STEP_SUMMARY"); summary != "" {
+		if err := appendFile(summary, filepath.Join(reportDir, "claims.md")); err != nil {
+			pr.Infof("the job summary gets no claims: %v", err)
+		}
+	}
 	if code != exitcode.OK {
 		exportLogs(ctx, p, reportDir)
 		return exitcode.With(code, errReported)
@@ -246,6 +272,24 @@ func judgeRun(reportDir string, cat *claims.Catalog, selected []claims.Claim, in
 	return rep, nil
 }
 
+// appendFile appends the file from to the file to (GitHub's job summary
+// takes Markdown appended to $GITHUB_STEP_SUMMARY).
+func appendFile(to, from string) error {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 func reportFiles(dir string) []string {
 	var out []string
 	for _, name := range []string{"claims.md", "claims.html", "claims.json", "claims-junit.xml", "junit.xml"} {
@@ -279,6 +323,20 @@ func runSpecProcess(ctx context.Context, infoPath, reportDir, labelFilter string
 	for _, f := range r.focus {
 		ginkgoFlags = append(ginkgoFlags, "focus="+f)
 	}
+	for _, f := range r.skip {
+		ginkgoFlags = append(ginkgoFlags, "skip="+f)
+	}
+	if r.flakeAttempts > 1 {
+		ginkgoFlags = append(ginkgoFlags, "flake-attempts="+strconv.Itoa(r.flakeAttempts))
+	}
+	if r.pollProgressAfter > 0 {
+		ginkgoFlags = append(ginkgoFlags, "poll-progress-after="+r.pollProgressAfter.String(), "poll-progress-interval=30s")
+	}
+	if os.Getenv("GITHUB_ACTIONS") == "true" {
+		// Failures as annotations of the workflow run.
+		ginkgoFlags = append(ginkgoFlags, "github-output")
+	}
+	ginkgoFlags = append(ginkgoFlags, r.ginkgoArgs...)
 	if r.verbose {
 		ginkgoFlags = append(ginkgoFlags, "v")
 	}

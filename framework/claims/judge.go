@@ -71,6 +71,10 @@ type SpecResult struct {
 	State   string  `json:"state"`
 	Message string  `json:"message,omitempty"`
 	Seconds float64 `json:"seconds"`
+	// Attempts is how often the spec ran (more than once with
+	// --flake-attempts); Flaky: it passed, but not at its first attempt.
+	Attempts int  `json:"attempts,omitempty"`
+	Flaky    bool `json:"flaky,omitempty"`
 	// Evidence maps evidence names to the values the spec recorded.
 	Evidence map[string]any `json:"evidence,omitempty"`
 	// Unobservable says, by evidence name, why the spec could not observe
@@ -183,7 +187,8 @@ func LoadGinkgoReport(path string) (Run, error) {
 			if id == "" || (sr.State == types.SpecStateSkipped && sr.Failure.Message == "") {
 				continue
 			}
-			res := SpecResult{ID: id, Name: sr.FullText(), State: sr.State.String(), Seconds: sr.RunTime.Seconds()}
+			res := SpecResult{ID: id, Name: sr.FullText(), State: sr.State.String(), Seconds: sr.RunTime.Seconds(),
+				Attempts: sr.NumAttempts, Flaky: sr.State == types.SpecStatePassed && sr.NumAttempts > 1}
 			if sr.State != types.SpecStatePassed {
 				res.Message = firstLine(sr.Failure.Message)
 			}

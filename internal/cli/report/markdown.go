@@ -28,6 +28,11 @@ func Markdown(w io.Writer, r Report) error {
 	if r.Partial != "" {
 		fmt.Fprintf(b, "> **Partial report**: %s.\n\n", r.Partial)
 	}
+	for _, sp := range r.Specs {
+		if sp.Flaky {
+			fmt.Fprintf(b, "> **Flaky**: spec `%s` passed only at attempt %d; its claims' verdicts come from that attempt.\n\n", sp.ID, sp.Attempts)
+		}
+	}
 	b.WriteString("| verdict | claims |\n| --- | --- |\n")
 	for _, v := range claims.Verdicts {
 		if n := r.Summary[string(v)]; n > 0 {

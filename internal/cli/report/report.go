@@ -233,6 +233,11 @@ func Terminal(w io.Writer, r Report) {
 			fmt.Fprintf(w, "  %-14s not seen: %s\n", c.Name, strings.Join(c.NotSeen, "; "))
 		}
 	}
+	for _, sp := range r.Specs {
+		if sp.Flaky {
+			fmt.Fprintf(w, "  %-14s %s passed only at attempt %d\n", "FLAKY", sp.ID, sp.Attempts)
+		}
+	}
 	for _, d := range r.Documents {
 		for _, res := range d.Claims {
 			switch res.Verdict {
