@@ -75,6 +75,7 @@ Pod, and reports per claim whether the cluster confirmed it.`,
 		newUpCommand(o), newDownCommand(o), newStatusCommand(o), newEnvCommand(o),
 		newRunCommand(o), newFaultsCommand(o), newPrepareCommand(o), newVersionCommand(), newClaimsCommand(), newReportCommand(), newDockerdCommand(o), newImageCommand(o), newTraceCommand(o), newBenchCommand(o), newCleanupCommand(o), newRegistryCommand(o),
 	)
+	registerCompletions(root)
 	return root
 }
 
