@@ -92,7 +92,7 @@ func newClaimsCommand() *cobra.Command {
 		Args:  usageArgs(cobra.NoArgs),
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newClaimsListCommand(), newClaimsShowCommand(), newClaimsSpecsCommand())
+	cmd.AddCommand(newClaimsListCommand(), newClaimsShowCommand(), newClaimsSpecsCommand(), newClaimsLintCommand(), newClaimsNewCommand())
 	return cmd
 }
 
@@ -193,12 +193,17 @@ func says(e claims.Expectation) string {
 }
 
 func newClaimsSpecsCommand() *cobra.Command {
-	return &cobra.Command{
+	var evidence bool
+	var reportDir string
+	cmd := &cobra.Command{
 		Use:   "specs",
-		Short: "List the specs (their IDs for claims files) and the claims each checks",
+		Short: "List the specs (their IDs for claims files) and the claims each checks; with --evidence, the evidence each records",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			if evidence {
+				return printEvidence(w, reportDir)
+			}
 			fmt.Fprintln(w, "SPEC\tCLAIMS\tDESCRIPTION")
 			for _, s := range framework.ListSpecs() {
 				fmt.Fprintf(w, "%s\t%d\t%s\n", s.ID, len(s.Claims), s.Name)
@@ -206,4 +211,7 @@ func newClaimsSpecsCommand() *cobra.Command {
 			return w.Flush()
 		},
 	}
+	cmd.Flags().BoolVar(&evidence, "evidence", false, "list every evidence path each spec records (what a claims file's expect: names)")
+	cmd.Flags().StringVar(&reportDir, "report-dir", "", "with --evidence: a run's report directory, for an example value of each path")
+	return cmd
 }

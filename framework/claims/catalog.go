@@ -49,6 +49,8 @@ type Document struct {
 	Title string `json:"title"`
 	// Language of the quotes (e.g. ko).
 	Language string `json:"language,omitempty"`
+	// URL is where a reader finds the document (shown in the reports).
+	URL string `json:"url,omitempty"`
 }
 
 // Claim is one testable (or explicitly untestable) sentence of a document.

@@ -132,7 +132,7 @@ ul.obs{margin:4px 0 0 0;padding-left:18px;font-family:monospace;font-size:12px}.
 </table>{{end}}
 {{if .Timing}}<h2>Timing claims: measured against the documents' numbers</h2>{{.Timing}}{{end}}
 {{range .Documents}}
-<h2>{{.File}} — {{.Title}}</h2>
+<h2>{{.File}} — {{.Title}}</h2>{{if .URL}}<p>Document: <a href="{{.URL}}">{{.URL}}</a></p>{{end}}
 <table><tr><th>claim</th><th>sentence</th><th>verdict</th><th>evidence</th></tr>
 {{range .Claims}}<tr>
 <td><code>{{.Claim.ID}}</code></td>

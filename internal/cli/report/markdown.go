@@ -64,6 +64,9 @@ func Markdown(w io.Writer, r Report) error {
 	}
 	for _, d := range r.Documents {
 		fmt.Fprintf(b, "\n## %s — %s\n\n", d.File, cell(d.Title))
+		if d.URL != "" {
+			fmt.Fprintf(b, "Document: %s\n\n", d.URL)
+		}
 		b.WriteString("| claim | sentence | verdict | evidence |\n| --- | --- | --- | --- |\n")
 		for _, res := range d.Claims {
 			c := res.Claim

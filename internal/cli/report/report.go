@@ -56,6 +56,7 @@ type Cluster struct {
 type DocumentResult struct {
 	File    string          `json:"file"`
 	Title   string          `json:"title"`
+	URL     string          `json:"url,omitempty"`
 	Summary map[string]int  `json:"summary"`
 	Claims  []claims.Result `json:"claims"`
 }
@@ -87,7 +88,7 @@ func New(docs []claims.Document, results []claims.Result, run claims.Run, info *
 			Nodes: len(info.Nodes), Capabilities: info.Capabilities}
 	}
 	for _, d := range docs {
-		dr := DocumentResult{File: d.File, Title: d.Title}
+		dr := DocumentResult{File: d.File, Title: d.Title, URL: d.URL}
 		for _, res := range results {
 			if res.Claim.Document == d.File {
 				dr.Claims = append(dr.Claims, res)
