@@ -27,8 +27,14 @@ var stoppable = map[string]string{
 // its manifest leaves /etc/kubernetes/manifests, and the kubelet stops it.
 // The returned function puts the manifest back and waits until the
 // kubelet runs the component's process again; what the component does
-// then is for the caller to observe.
+// then is for the caller to observe. etcd is stopped in place instead
+// (SIGSTOP, then SIGCONT): once, in CI, the kubelet did not start its
+// static Pod again within a minute of the manifest's return, while the
+// API server, which its mirror Pod goes through, had no etcd to answer.
 func (p *Provider) StopComponent(ctx context.Context, name string) (func(context.Context) error, error) {
+	if name == "etcd" {
+		return p.freeze(ctx, stoppable[name])
+	}
 	comm, ok := stoppable[name]
 	if !ok {
 		names := make([]string, 0, len(stoppable))
@@ -59,6 +65,26 @@ func (p *Provider) StopComponent(ctx context.Context, name string) (func(context
 		}
 		return nil
 	}, nil
+}
+
+// freeze stops the processes named comm on the control-plane node with
+// SIGSTOP and returns what continues them.
+func (p *Provider) freeze(ctx context.Context, comm string) (func(context.Context) error, error) {
+	cp, _, err := p.controlPlane()
+	if err != nil {
+		return nil, err
+	}
+	signal := func(ctx context.Context, sig string) error {
+		script := `n=0; for f in /proc/[0-9]*/comm; do if [ "$(cat "$f" 2>/dev/null)" = "$1" ]; then d=${f%/comm}; kill -s "$2" "${d#/proc/}" && n=$((n+1)); fi; done; [ "$n" -gt 0 ]`
+		if err := cp.CommandContext(ctx, "sh", "-c", script, "sh", comm, sig).Run(); err != nil {
+			return fmt.Errorf("send SIG%s to %s on %s: %w", sig, comm, cp, err)
+		}
+		return nil
+	}
+	if err := signal(ctx, "STOP"); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error { return signal(ctx, "CONT") }, nil
 }
 
 // waitProcess waits until a process named comm runs on node (running) or
