@@ -45,10 +45,24 @@ test-kind: e2e-kind
 unit:
 	$(GO) test ./...
 
-lint:
+## lint: gofmt, go vet (with the e2e tag too), go mod tidy, actionlint on the
+## GitHub Actions recipe, golangci-lint (.golangci.yml); the two linters are
+## built from their Go modules into _output/tools
+TOOLS          := _output/tools
+ACTIONLINT     := $(TOOLS)/actionlint
+GOLANGCI_LINT  := $(TOOLS)/golangci-lint
+$(ACTIONLINT):
+	GOBIN=$(abspath $(TOOLS)) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+$(GOLANGCI_LINT):
+	GOBIN=$(abspath $(TOOLS)) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
+
+lint: $(ACTIONLINT) $(GOLANGCI_LINT)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./suites/... ./cmd/...
+	$(GO) mod tidy -diff
+	$(ACTIONLINT) ci/github-actions.yml
+	$(GOLANGCI_LINT) run ./...
 
 e2e: build
 	$(KUBEPROOF) run --provider local --report-dir $(REPORT_DIR) $(RUN_FLAGS)

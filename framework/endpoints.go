@@ -21,8 +21,8 @@ func (f *Framework) ComponentGet(ctx context.Context, component, path string) ([
 	}
 	cfg := rest.CopyConfig(f.RESTConfig)
 	cfg.Host = base
-	cfg.TLSClientConfig.Insecure = true
-	cfg.TLSClientConfig.CAFile, cfg.TLSClientConfig.CAData = "", nil
+	cfg.Insecure = true
+	cfg.CAFile, cfg.CAData = "", nil
 	client, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("client for %s: %w", component, err)

@@ -65,10 +65,11 @@ func (in *interrupts) signal(s os.Signal) {
 	in.mu.Lock()
 	in.count++
 	n := in.count
-	if n == 1 {
+	switch n {
+	case 1:
 		in.first = s
 		printer().Infof("%s: stopping; a cluster this command made is removed (a second one skips the report)", name(s))
-	} else if n == 2 {
+	case 2:
 		printer().Infof("%s again: skipping the report; a cluster this command made is still removed", name(s))
 	}
 	hooks := append([]func(int){}, in.hooks...)

@@ -290,7 +290,9 @@ func TestInterrupt(t *testing.T) {
 		if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		<-s.exited
+		if err := <-s.exited; err == nil {
+			t.Fatal("a run killed with SIGKILL exited as if it had finished")
+		}
 		if len(leftovers(t)) == 0 {
 			t.Fatal("a killed run left nothing: the test did not kill it in time")
 		}

@@ -99,10 +99,15 @@ func (s *Server) discovery(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) jwks(w http.ResponseWriter, _ *http.Request) {
-	pub := s.key.PublicKey
+	// The uncompressed point: 0x04, then X and Y, 32 bytes each on P-256.
+	point, err := s.key.PublicKey.Bytes()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
 	writeJSON(w, map[string]any{"keys": []any{map[string]any{
 		"kty": "EC", "crv": "P-256", "alg": "ES256", "use": "sig", "kid": s.kid,
-		"x": b64(pad32(pub.X)), "y": b64(pad32(pub.Y)),
+		"x": b64(point[1:33]), "y": b64(point[33:65]),
 	}}})
 }
 

@@ -45,8 +45,11 @@ func TestTokenVerifiesAgainstPublishedKey(t *testing.T) {
 	}
 	var set struct{ Keys []struct{ X, Y, Kid string } }
 	get(t, c, disc.JWKSURI, &set)
-	x, y := decodeInt(t, set.Keys[0].X), decodeInt(t, set.Keys[0].Y)
-	pub := &ecdsa.PublicKey{Curve: elliptic.P256(), X: x, Y: y}
+	point := append(append([]byte{4}, decode(t, set.Keys[0].X)...), decode(t, set.Keys[0].Y)...)
+	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), point)
+	if err != nil {
+		t.Fatalf("the published key: %v", err)
+	}
 
 	token, err := s.Token("donghyun", []string{"dev-team"}, "kubeproof", time.Minute)
 	if err != nil {
@@ -152,10 +155,10 @@ func get(t *testing.T, c *http.Client, url string, into any) {
 	}
 }
 
-func decodeInt(t *testing.T, s string) *big.Int {
+func decode(t *testing.T, s string) []byte {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return new(big.Int).SetBytes(b)
+	return b
 }

@@ -257,7 +257,7 @@ func Ping(ctx context.Context, host string) error {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("Docker API at %s answered %s: %s", host, resp.Status, strings.TrimSpace(string(body)))
+		return fmt.Errorf("the Docker API at %s answered %s: %s", host, resp.Status, strings.TrimSpace(string(body)))
 	}
 	return nil
 }

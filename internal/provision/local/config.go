@@ -14,7 +14,6 @@ import (
 	"net"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
@@ -212,14 +211,4 @@ func addIP(ip net.IP, n int) net.IP {
 		n = sum / 256
 	}
 	return out
-}
-
-// sortedArgs returns component names of m in a stable order (for messages).
-func sortedArgs(m map[string][]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -255,7 +255,7 @@ func checkPorts(c Config) error {
 	}
 	for _, w := range want {
 		for _, l := range ls {
-			if l.port != w.port || !(l.ip.IsUnspecified() || l.ip.Equal(nw.hostIP)) {
+			if l.port != w.port || (!l.ip.IsUnspecified() && !l.ip.Equal(nw.hostIP)) {
 				continue
 			}
 			owner := ""

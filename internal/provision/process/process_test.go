@@ -63,7 +63,7 @@ func TestFind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Stop(time.Second)
+	defer func() { _ = p.Stop(time.Second) }()
 	pids := Find(func(args []string) bool { return len(args) == 2 && args[0] == "sleep" && args[1] == "301" })
 	if !slices.Contains(pids, p.PID) {
 		t.Fatalf("Find = %v, want it to contain %d", pids, p.PID)
