@@ -27,6 +27,31 @@ func CgroupMounts() ([]string, error) {
 	return out, nil
 }
 
+// CgroupLayout names how a machine mounts its cgroups: "v1" (one
+// hierarchy per controller), "v2" (the unified hierarchy alone, as on
+// Ubuntu 24.04 and GitHub's runners) or "hybrid" (v1 controllers beside a
+// v2 hierarchy without them, as systemd sets up); "" without any.
+func CgroupLayout(ms []Mount) string {
+	var v1, v2 bool
+	for _, m := range ms {
+		switch m.FSType {
+		case "cgroup":
+			v1 = true
+		case "cgroup2":
+			v2 = true
+		}
+	}
+	switch {
+	case v1 && v2:
+		return "hybrid"
+	case v1:
+		return "v1"
+	case v2:
+		return "v2"
+	}
+	return ""
+}
+
 // MakeCgroup creates the cgroup name (a path below each hierarchy's root) in
 // every hierarchy. A new cpuset group is empty and cannot hold tasks until
 // it gets its parent's CPUs and memory nodes.

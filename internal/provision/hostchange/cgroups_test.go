@@ -30,3 +30,21 @@ func TestCgroupTreeRemoved(t *testing.T) {
 		}
 	}
 }
+
+// The three layouts a machine can have: this one (v1), a GitHub-hosted
+// runner's (v2 only), and systemd's hybrid.
+func TestCgroupLayout(t *testing.T) {
+	v1 := []Mount{{Point: "/sys/fs/cgroup/cpu", FSType: "cgroup"}, {Point: "/sys/fs/cgroup/memory", FSType: "cgroup"}}
+	v2 := []Mount{{Point: "/sys/fs/cgroup", FSType: "cgroup2"}}
+	hybrid := append(append([]Mount{}, v1...), Mount{Point: "/sys/fs/cgroup/unified", FSType: "cgroup2"})
+	for layout, ms := range map[string][]Mount{"v1": v1, "v2": v2, "hybrid": hybrid, "": {{Point: "/", FSType: "ext4"}}} {
+		if got := CgroupLayout(ms); got != layout {
+			t.Errorf("%v: %q, want %q", ms, got, layout)
+		}
+	}
+	ms, err := Mounts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("this machine: %s", CgroupLayout(ms))
+}

@@ -136,6 +136,12 @@ func (p *Provider) preflight() error {
 	if os.Geteuid() != 0 {
 		return exitcode.Errorf(exitcode.Permission, "the local provider needs root: it creates a network namespace, cgroups and mounts (run it with sudo)")
 	}
+	// The node's cgroups, the kubelet's cgroupfs driver and runc's
+	// settings here are cgroup v1's; they have not been run on a cgroup v2
+	// machine (docs/ci.md), so one gets this rather than a failure later.
+	if ms, err := hostchange.Mounts(); err == nil && hostchange.CgroupLayout(ms) == "v2" {
+		return exitcode.Errorf(exitcode.MissingTool, "the local provider runs on machines with cgroup v1 controllers; this one has cgroup v2 only: use --provider kind")
+	}
 	if _, err := os.Stat(l.stateFile()); err == nil {
 		return exitcode.Errorf(exitcode.Conflict, "cluster %q already exists (see `kubeproof status --name %s`; remove it with `kubeproof down --name %s`)", c.Name, c.Name, c.Name)
 	}
