@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -108,6 +109,7 @@ func (c *Client) flags(args ...string) []string {
 func (c *Client) get(ctx context.Context, key string, mode ...string) ([]KeyValue, int64, error) {
 	args := c.flags(append([]string{"get", key, "-w", "json"}, mode...)...)
 	cmd := exec.CommandContext(ctx, c.access.Etcdctl, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // dies with the spec process
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -67,6 +68,9 @@ func (k Runner) command(ctx context.Context, args ...string) *exec.Cmd {
 		full = append(full, "--context", k.Context)
 	}
 	cmd := exec.CommandContext(ctx, k.Path, append(full, args...)...)
+	// kubectl dies with the spec process that runs it: a run killed
+	// outright (SIGKILL) must leave no kubectl behind.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	// kubectl must not pick up the user's own configuration when the run
 	// has its own; without one it follows the user's, as we do. $KUBECONFIG
 	// rather than --kubeconfig: it may be a list of files.
