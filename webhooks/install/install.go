@@ -195,16 +195,41 @@ type Webhook struct {
 	Rules []admissionregistrationv1.RuleWithOperations
 }
 
-// Scope selects what a configuration sees: Pods created or updated in the
-// server's namespace, except the server's own.
-func (s *Server) scope() (admissionregistrationv1.RuleWithOperations, *metav1.LabelSelector, *metav1.LabelSelector) {
-	rule := admissionregistrationv1.RuleWithOperations{
-		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-		Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
+// webhook is the registration of w: by default for Pod creates and updates in
+// this server's namespace, except the server's own Pods; failing closed; called
+// once per request (no reinvocation). It is a MutatingWebhook because that type
+// has every field a ValidatingWebhook has, and one more.
+func (s *Server) webhook(w Webhook) admissionregistrationv1.MutatingWebhook {
+	rules := w.Rules
+	if len(rules) == 0 {
+		rules = []admissionregistrationv1.RuleWithOperations{{
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+			Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
+		}}
 	}
-	ns := &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: s.Namespace}}
-	obj := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpNotIn, Values: []string{Name}}}}
-	return rule, ns, obj
+	fp := w.FailurePolicy
+	if fp == "" {
+		fp = admissionregistrationv1.Fail
+	}
+	var timeout *int32
+	if w.TimeoutSeconds > 0 {
+		t := w.TimeoutSeconds
+		timeout = &t
+	}
+	reinv := w.Reinvocation
+	if reinv == "" {
+		reinv = admissionregistrationv1.NeverReinvocationPolicy
+	}
+	none := admissionregistrationv1.SideEffectClassNone
+	return admissionregistrationv1.MutatingWebhook{
+		Name: w.Name, ClientConfig: s.clientConfig(w), Rules: rules,
+		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: s.Namespace}},
+		ObjectSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: "app", Operator: metav1.LabelSelectorOpNotIn, Values: []string{Name}},
+		}},
+		SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
+		FailurePolicy: &fp, TimeoutSeconds: timeout, ReinvocationPolicy: &reinv,
+	}
 }
 
 func (s *Server) clientConfig(w Webhook) admissionregistrationv1.WebhookClientConfig {
@@ -225,16 +250,9 @@ func (s *Server) ConfigName(name string) string { return "kubeproof-" + s.Namesp
 
 // Mutating creates a MutatingWebhookConfiguration, in the order given.
 func (s *Server) Mutating(ctx context.Context, name string, hooks ...Webhook) error {
-	rule, ns, obj := s.scope()
-	none := admissionregistrationv1.SideEffectClassNone
 	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: s.ConfigName(name), Labels: s.labels}}
 	for _, w := range hooks {
-		fp, timeout, reinv := defaults(w)
-		cfg.Webhooks = append(cfg.Webhooks, admissionregistrationv1.MutatingWebhook{
-			Name: w.Name, ClientConfig: s.clientConfig(w), Rules: rulesOf(w, rule),
-			NamespaceSelector: ns, ObjectSelector: obj, SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
-			FailurePolicy: &fp, TimeoutSeconds: timeout, ReinvocationPolicy: &reinv,
-		})
+		cfg.Webhooks = append(cfg.Webhooks, s.webhook(w))
 	}
 	_, err := s.client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{})
 	if err != nil {
@@ -243,17 +261,17 @@ func (s *Server) Mutating(ctx context.Context, name string, hooks ...Webhook) er
 	return nil
 }
 
-// Validating creates a ValidatingWebhookConfiguration.
+// Validating creates a ValidatingWebhookConfiguration: the same
+// registrations as Mutating, without reinvocation.
 func (s *Server) Validating(ctx context.Context, name string, hooks ...Webhook) error {
-	rule, ns, obj := s.scope()
-	none := admissionregistrationv1.SideEffectClassNone
 	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: s.ConfigName(name), Labels: s.labels}}
 	for _, w := range hooks {
-		fp, timeout, _ := defaults(w)
+		m := s.webhook(w)
 		cfg.Webhooks = append(cfg.Webhooks, admissionregistrationv1.ValidatingWebhook{
-			Name: w.Name, ClientConfig: s.clientConfig(w), Rules: rulesOf(w, rule),
-			NamespaceSelector: ns, ObjectSelector: obj, SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
-			FailurePolicy: &fp, TimeoutSeconds: timeout,
+			Name: m.Name, ClientConfig: m.ClientConfig, Rules: m.Rules, FailurePolicy: m.FailurePolicy,
+			MatchPolicy: m.MatchPolicy, NamespaceSelector: m.NamespaceSelector, ObjectSelector: m.ObjectSelector,
+			SideEffects: m.SideEffects, TimeoutSeconds: m.TimeoutSeconds,
+			AdmissionReviewVersions: m.AdmissionReviewVersions, MatchConditions: m.MatchConditions,
 		})
 	}
 	_, err := s.client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{})
@@ -261,30 +279,6 @@ func (s *Server) Validating(ctx context.Context, name string, hooks ...Webhook) 
 		return fmt.Errorf("create ValidatingWebhookConfiguration %s: %w", cfg.Name, err)
 	}
 	return nil
-}
-
-func rulesOf(w Webhook, def admissionregistrationv1.RuleWithOperations) []admissionregistrationv1.RuleWithOperations {
-	if len(w.Rules) > 0 {
-		return w.Rules
-	}
-	return []admissionregistrationv1.RuleWithOperations{def}
-}
-
-func defaults(w Webhook) (admissionregistrationv1.FailurePolicyType, *int32, admissionregistrationv1.ReinvocationPolicyType) {
-	fp := w.FailurePolicy
-	if fp == "" {
-		fp = admissionregistrationv1.Fail
-	}
-	var timeout *int32
-	if w.TimeoutSeconds > 0 {
-		t := w.TimeoutSeconds
-		timeout = &t
-	}
-	reinv := w.Reinvocation
-	if reinv == "" {
-		reinv = admissionregistrationv1.NeverReinvocationPolicy
-	}
-	return fp, timeout, reinv
 }
 
 // Uninstall deletes the named configurations (those of this server).
