@@ -4,8 +4,6 @@
 package hostchange
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -23,14 +21,12 @@ type Mount struct {
 
 // Mounts returns the mount points of this mount namespace.
 func Mounts() ([]Mount, error) {
-	data, err := os.ReadFile("/proc/self/mountinfo")
+	rows, err := ProcFields("/proc/self/mountinfo", 0)
 	if err != nil {
-		return nil, fmt.Errorf("read mountinfo: %w", err)
+		return nil, err
 	}
 	var out []Mount
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
+	for _, f := range rows {
 		// Fields: id parent major:minor root mountpoint options ... - fstype source superopts
 		sep := -1
 		for i, x := range f {

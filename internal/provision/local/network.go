@@ -1,11 +1,11 @@
 package local
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/provision/hostchange"
 )
 
 // ipCmd runs `ip args...` and wraps its output into the error.
@@ -193,15 +194,12 @@ type route struct {
 
 // hostRoutes reads the main IPv4 routing table from /proc/net/route.
 func hostRoutes() ([]route, error) {
-	data, err := os.ReadFile("/proc/net/route")
+	rows, err := hostchange.ProcFields("/proc/net/route", 1)
 	if err != nil {
-		return nil, fmt.Errorf("read routes: %w", err)
+		return nil, err
 	}
 	var out []route
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Scan() // header
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
+	for _, f := range rows {
 		if len(f) < 8 {
 			continue
 		}
@@ -273,17 +271,14 @@ func checkPorts(c Config) error {
 func listeners() ([]listener, error) {
 	var out []listener
 	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			if os.IsNotExist(err) {
-				continue
-			}
-			return nil, fmt.Errorf("read %s: %w", file, err)
+		rows, err := hostchange.ProcFields(file, 1)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // no IPv6
 		}
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Scan()
-		for sc.Scan() {
-			f := strings.Fields(sc.Text())
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range rows {
 			if len(f) < 10 || f[3] != "0A" { // 0A = LISTEN
 				continue
 			}
