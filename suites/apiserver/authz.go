@@ -159,6 +159,12 @@ var _ = ginkgo.Describe("API server authorization", func() {
 				_, err := f.Client.CoreV1().Pods(f.Namespace).Create(ctx, p, metav1.CreateOptions{})
 				framework.ExpectNoError(err, "create %s", p.Name)
 			}
+			// No kubelet will ever confirm that the absent node's Pod
+			// stopped, so a graceful delete would hold the namespace until
+			// the Pod garbage collector removes it (a minute or more).
+			ginkgo.DeferCleanup(func(ctx context.Context) error {
+				return f.Client.CoreV1().Pods(f.Namespace).Delete(ctx, other.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
+			})
 
 			ginkgo.By("as the node: the Secret of its own Pod, once the authorizer's graph has the Pod")
 			nsPath := "/api/v1/namespaces/" + f.Namespace
