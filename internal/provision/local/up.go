@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -440,20 +441,29 @@ func (p *Provider) startNode(ctx context.Context, s *starter, byName map[string]
 		s.readyAs("node "+l.nodeName()+" Ready", Kubelet, started)
 		return nil
 	})
-	// The controller manager allocates the node's pod CIDR once its
-	// node-ipam controller runs, a few seconds after its other
-	// controllers. A one-node cluster gets the first /24, which the pod
-	// network was configured with; should the allocation differ, the
-	// configuration follows it.
+	// The node gets its pod CIDR from us as soon as it registers: the
+	// controller manager's node-ipam controller would give it the same
+	// first /24 only once all its controllers are built, about 5 s after
+	// the node is Ready, and takes a range a node already has as used.
+	// Without a controller manager the node keeps none, as before.
 	if c.Runs(ControllerManager) {
 		g.Go(func() error {
-			node, err := observe.Until(gctx, nodeTimeout, "node "+l.nodeName()+" to get a pod CIDR", lw, func(n *corev1.Node) (bool, error) {
-				return n.Spec.PodCIDR != "", nil
+			want := c.network().nodePodCIDR.String()
+			node, err := observe.Until(gctx, nodeTimeout, "node "+l.nodeName()+" to register", lw, func(n *corev1.Node) (bool, error) {
+				return true, nil
 			}, describeNode)
 			if err != nil {
 				return exitErr(err)
 			}
-			if node.Spec.PodCIDR != c.network().nodePodCIDR.String() {
+			if node.Spec.PodCIDR == "" {
+				node, err = assignPodCIDR(gctx, admin, l.nodeName(), want)
+				if err != nil {
+					return err
+				}
+			}
+			// Had the controller manager been first with another range,
+			// the pod network follows it.
+			if node.Spec.PodCIDR != want {
 				if err := writeCNIConfig(c, l, node.Spec.PodCIDR); err != nil {
 					return err
 				}
@@ -463,6 +473,22 @@ func (p *Provider) startNode(ctx context.Context, s *starter, byName map[string]
 		})
 	}
 	return g.Wait()
+}
+
+// assignPodCIDR sets the node's pod CIDR. The API server takes it only while
+// the node has none; if the controller manager set one first, the node as it
+// is now is returned.
+func assignPodCIDR(ctx context.Context, admin kubernetes.Interface, node, cidr string) (*corev1.Node, error) {
+	patch := fmt.Sprintf(`{"spec":{"podCIDR":%q,"podCIDRs":[%q]}}`, cidr, cidr)
+	n, err := admin.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err == nil {
+		return n, nil
+	}
+	n, getErr := admin.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if getErr != nil || n.Spec.PodCIDR == "" {
+		return nil, fmt.Errorf("assign pod CIDR %s to node %s: %w", cidr, node, err)
+	}
+	return n, nil
 }
 
 func nodeReady(n *corev1.Node) bool {
