@@ -1,6 +1,10 @@
 package framework
 
-import "time"
+import (
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+)
 
 // Timeouts bound every wait and observation window of the specs. They live
 // in one place so that a window means the same thing in every spec, and so
@@ -64,3 +68,9 @@ func (t Timeouts) Scaled(f float64) Timeouts {
 // Timeout holds the run's timeouts: DefaultTimeouts scaled by the
 // --kubeproof.timeout-scale flag (set once the flags are parsed).
 var Timeout = DefaultTimeouts()
+
+// Takes says roughly how many seconds a long spec takes on a 2-core machine
+// (measured on the local cluster under `--parallel 4`). Ginkgo starts the
+// specs with the largest value first, so that under -p the long ones do not
+// start last and leave the other processes idle while they finish.
+func Takes(seconds int) ginkgo.SpecPriority { return ginkgo.SpecPriority(seconds) }

@@ -45,6 +45,7 @@ var _ = ginkgo.Describe("Admission webhooks", func() {
 
 	ginkgo.It("a mutating webhook's changes are what gets stored, and validating webhooks see them",
 		framework.Checks(specSidecar, "004-MUTATING-SIDECAR", "004-MUTATING-CAN-CHANGE", "004-DEFAULTS", "004-ADMISSION-ORDER"),
+		framework.Takes(22),
 		func(ctx ginkgo.SpecContext) {
 			srv := deploy(ctx, f)
 			uninstallAtEnd(srv, "mesh", "recorder")

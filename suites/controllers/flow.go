@@ -166,6 +166,7 @@ var _ = ginkgo.Describe("Deployment controllers", func() {
 
 	ginkgo.It("kubectl apply -f deployment.yaml, three times: when the ReplicaSet, the first Pod, its binding and its readiness come",
 		framework.Checks(specTiming, "004-TIME-RS", "004-TIME-POD", "004-TIME-BIND", "004-TIME-READY"),
+		framework.Takes(23),
 		func(ctx ginkgo.SpecContext) {
 			f.Require(cluster.AuditLog)
 			f.Needs(framework.PodsReady, framework.PodsCreated)

@@ -31,6 +31,7 @@ var _ = ginkgo.Describe("Deployment lifecycle", func() {
 
 	ginkgo.It("desired state: the Pods follow the replica count, and a deleted Pod comes back",
 		framework.Checks(specScale, "001-ABSTRACTION", "001-AUTOMATES-RS"),
+		framework.Takes(24),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady, framework.PodsCreated)
 			w := watchAll(ctx, f)
@@ -108,6 +109,7 @@ var _ = ginkgo.Describe("Deployment lifecycle", func() {
 
 	ginkgo.It("rolling update within maxSurge and maxUnavailable, revisions, rollout undo and revisionHistoryLimit",
 		framework.Checks(specRollout, "001-AUTOMATES-ROLLING", "001-ROLLBACK", "004-ROLLING-SURGE", "004-MULTIPLE-RECONCILES"),
+		framework.Takes(68),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady, framework.PodsCreated)
 			auditLog, _ := f.AuditLog()
@@ -162,6 +164,7 @@ var _ = ginkgo.Describe("Deployment lifecycle", func() {
 
 	ginkgo.It("Recreate: all old Pods are gone before a new one is created",
 		framework.Checks(specRecreate, "004-STRATEGIES"),
+		framework.Takes(23),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady, framework.PodsCreated)
 			w := watchAll(ctx, f)

@@ -162,6 +162,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 
 	ginkgo.It("observes how often the kubelet reports a Running Pod's status",
 		framework.Checks(specStatusWindow, "000-STATUS-PERIODIC", "001-STATUS-CONTINUOUS", "003-STATUS-PERIODIC"),
+		framework.Takes(33),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			pods := f.RecordPods(ctx)
@@ -185,6 +186,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 
 	ginkgo.It("kubectl delete -f pod.yaml: the containers stop, the object is removed, and it can be applied again",
 		framework.Checks(specDelete, "002-DELETE-THEN-REAPPLY"),
+		framework.Takes(21),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			pods := f.RecordPods(ctx)
@@ -244,6 +246,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 		framework.Checks(specTiming,
 			"002-TIME-APISERVER", "002-TIME-ETCD", "002-TIME-SCHEDULER", "002-TIME-SCHEDULER-STEP", "002-TIME-KUBELET-DETECT",
 			"002-TIME-CONTAINER", "002-TIME-TOTAL-CACHED", "002-TIME-CACHED-RETRY", "002-IMAGE-PULL-SLOWEST", "002-TIME-TOTAL-PULLED"),
+		framework.Takes(42),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			measureTimings(ctx, f)

@@ -245,6 +245,7 @@ var _ = ginkgo.Describe("Scheduler filtering", func() {
 
 	ginkgo.It("a Pod created with spec.nodeName bypasses the scheduler",
 		framework.Checks(specNodeName, "003-NODENAME-EMPTY", "000-SCHEDULER-WATCHES-UNSCHEDULED", "004-SCHEDULER-WATCH"),
+		framework.Takes(23),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.ServiceAccounts, framework.Images)
 			node := f.WorkerNodes(ctx)[0].Name
