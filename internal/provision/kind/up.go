@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/kubernetes"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
@@ -244,7 +245,13 @@ func (u *bringUp) create(context.Context) error {
 }
 
 func (u *bringUp) loadImages(context.Context) error {
-	if err := loadImages(u.nodes, u.archives, u.p.cfg.Progress); err != nil {
+	// Our node image's snapshotter is known; another one's is found by
+	// asking each node's containerd (about a second per image and node).
+	snapshotter := ""
+	if u.p.cfg.NodeImage == "" {
+		snapshotter = nodeimage.Snapshotter
+	}
+	if err := loadImages(u.nodes, u.archives, snapshotter, u.p.cfg.Progress); err != nil {
 		return err
 	}
 	return copyTracePlugin(u.nodes, u.tracePlugin)
@@ -337,22 +344,33 @@ func (p *Provider) info(u *bringUp) *cluster.Info {
 	return info
 }
 
-// loadImages loads the image archives into every node.
-func loadImages(ns []nodes.Node, archives []string, pr *progress.Printer) (err error) {
+// loadImages loads the image archives into every node, the nodes at once,
+// into the given snapshotter (found on each node when empty).
+func loadImages(ns []nodes.Node, archives []string, snapshotter string, pr *progress.Printer) (err error) {
 	done := pr.Step("loading %d images into %d nodes", len(archives), len(ns))
 	defer func() { done(err) }()
+	var g errgroup.Group
 	for _, n := range ns {
-		for _, a := range archives {
-			f, err := os.Open(a)
-			if err != nil {
-				return fmt.Errorf("open image %s: %w", a, err)
+		g.Go(func() error {
+			for _, a := range archives {
+				if err := loadImage(n, a, snapshotter); err != nil {
+					return fmt.Errorf("load %s into node %s: %w", a, n, err)
+				}
 			}
-			err = nodeutils.LoadImageArchive(n, f)
-			f.Close()
-			if err != nil {
-				return fmt.Errorf("load %s into node %s: %w", a, n, err)
-			}
-		}
+			return nil
+		})
 	}
-	return nil
+	return g.Wait()
+}
+
+func loadImage(n nodes.Node, archive, snapshotter string) error {
+	f, err := os.Open(archive)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if snapshotter == "" {
+		return nodeutils.LoadImageArchive(n, f)
+	}
+	return n.Command("ctr", "--namespace=k8s.io", "images", "import", "--all-platforms", "--digests", "--snapshotter="+snapshotter, "-").SetStdin(f).Run()
 }

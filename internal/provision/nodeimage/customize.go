@@ -54,6 +54,10 @@ func kindModule(ctx context.Context) (module, error) {
 	return m, nil
 }
 
+// Snapshotter is the node's containerd snapshotter, which images loaded into
+// the node must be unpacked for.
+const Snapshotter = "overlayfs"
+
 // containerdConfig is the node's containerd configuration. kind's own
 // (images/base/files/etc/containerd/config.toml) is for containerd 2 in a
 // trixie base; this one is for bookworm's containerd 1.6 on cgroup v1 hosts
@@ -66,7 +70,7 @@ var containerdConfig = `version = 2
   restrict_oom_score_adj = true
 
 [plugins."io.containerd.grpc.v1.cri".containerd]
-  snapshotter = "overlayfs"
+  snapshotter = "` + Snapshotter + `"
   default_runtime_name = "runc"
   discard_unpacked_layers = true
 
