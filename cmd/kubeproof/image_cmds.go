@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -34,7 +35,7 @@ private daemon if it runs, else /var/run/docker.sock.`,
 			}
 			ref, err := nodeimage.Ensure(cmd.Context(), nodeimage.Options{
 				KubernetesVersion: o.kubernetesVersion, EtcdVersion: o.etcdVersion,
-				CacheDir: o.cacheDir, DockerHost: host, Progress: printer(),
+				CacheDir: o.cacheDir, DockerHost: host, DebianMirror: o.debianMirror, Progress: printer(),
 			})
 			if err != nil {
 				return err
@@ -46,6 +47,7 @@ private daemon if it runs, else /var/run/docker.sock.`,
 	f := build.Flags()
 	f.StringVar(&o.kubernetesVersion, "kubernetes-version", cluster.DefaultKubernetesVersion, "Kubernetes release of the node")
 	f.StringVar(&o.etcdVersion, "etcd-version", cluster.DefaultEtcdVersion, "etcd release of the node's etcd image")
+	f.StringVar(&o.debianMirror, "debian-mirror", os.Getenv("KUBEPROOF_DEBIAN_MIRROR"), "Debian mirror of the root filesystem, e.g. http://HOST/debian ($KUBEPROOF_DEBIAN_MIRROR; default: this machine's apt source for bookworm)")
 	cmd.AddCommand(build, newImageListCommand(o), newImagePushCommand(o))
 	return cmd
 }

@@ -29,6 +29,7 @@ func TestBadInputExitCodes(t *testing.T) {
 		{[]string{"up", "--name", "Not_A_Name"}, exitcode.Usage},
 		{[]string{"up", "--component-arg", "kube-apiserver"}, exitcode.Usage},
 		{[]string{"up", "--without", "etcd"}, exitcode.Usage},
+		{[]string{"up", "--provider", "local", "--debian-mirror", "http://127.0.0.1/debian"}, exitcode.Usage},
 		{[]string{"run", "--label-filter", "&&"}, exitcode.Usage},
 		{[]string{"run", "--provider", "kubeconfig", "--kubeconfig", missing, "--without", "kube-proxy"}, exitcode.Usage},
 		{[]string{"run", "--provider", "kubeconfig", "--kubeconfig", missing, "--report-dir", t.TempDir()}, exitcode.Kubeconfig},

@@ -34,6 +34,7 @@ type options struct {
 	etcdMembers       int
 	workers           int
 	nodeImage         string
+	debianMirror      string
 	// ephemeral: the command removes the cluster it makes when done.
 	ephemeral bool
 	// The registry the nodes pull kubeproof's images from, and whether
@@ -99,6 +100,7 @@ func addClusterFlags(cmd *cobra.Command, o *options) {
 	f.IntVar(&o.etcdMembers, "etcd-members", 1, "etcd members, each a process of its own: 1 or 3 (local provider)")
 	f.IntVar(&o.workers, "workers", kind.DefaultWorkers, "worker nodes besides the control plane (kind provider)")
 	f.StringVar(&o.nodeImage, "node-image", "", "kind node image to use instead of building kubeproof's own (kind provider)")
+	f.StringVar(&o.debianMirror, "debian-mirror", os.Getenv("KUBEPROOF_DEBIAN_MIRROR"), "Debian mirror the node image's root filesystem comes from, e.g. http://HOST/debian (kind provider; $KUBEPROOF_DEBIAN_MIRROR; default: this machine's apt source for bookworm)")
 	f.BoolVar(&o.loadImages, "load-images", true, "load the images the specs run into the nodes (false: the nodes pull them from --image-registry)")
 	f.StringVar(&o.imageRegistry, "image-registry", "", "registry the nodes pull the images the specs run from (host[:port][/path]); run pushes what is missing there first, up only sets the nodes up for it")
 	f.BoolVar(&o.insecureRegistry, "insecure-registry", false, "--image-registry speaks plain HTTP (the nodes' containerd gets a mirror for it; on kind, a registry on 127.0.0.1 is reached at the nodes' gateway)")
@@ -138,7 +140,7 @@ func reapAbandoned(ctx context.Context, p cluster.Provider, pr *progress.Printer
 // providerFlags are the flags only some providers read (see
 // cluster.Registration.Flags); shapeFlags shape a cluster kubeproof makes.
 var (
-	providerFlags = []string{"apiserver-port", "etcd-members", "workers", "node-image", "kubeconfig", "context", "disposable"}
+	providerFlags = []string{"apiserver-port", "etcd-members", "workers", "node-image", "debian-mirror", "kubeconfig", "context", "disposable"}
 	shapeFlags    = []string{"component-arg", "without", "pod-cidr", "service-cidr", "kubernetes-version", "etcd-version", "name", "load-images"}
 )
 
@@ -175,7 +177,7 @@ func makeProvider(cmd *cobra.Command, o *options, pr *progress.Printer) (cluster
 // flags.
 func (o *options) providerOptions(shape cluster.Shape, pr *progress.Printer) cluster.Options {
 	return cluster.Options{Shape: shape, Progress: pr,
-		APIServerPort: o.apiServerPort, EtcdMembers: o.etcdMembers, Workers: o.workers, NodeImage: o.nodeImage}
+		APIServerPort: o.apiServerPort, EtcdMembers: o.etcdMembers, Workers: o.workers, NodeImage: o.nodeImage, DebianMirror: o.debianMirror}
 }
 
 // printer is where progress goes: stderr, so that stdout stays parseable.

@@ -34,6 +34,9 @@ type Options struct {
 	// NodeImage is a node image to use instead of kubeproof's own
 	// (--node-image).
 	NodeImage string
+	// DebianMirror is where kubeproof's node image gets its Debian root
+	// filesystem (--debian-mirror); empty: the machine's apt source.
+	DebianMirror string
 }
 
 // Registration is one provider: how to make it, and what it offers. A
@@ -52,7 +55,7 @@ type Registration struct {
 	// (--without).
 	Optional []string
 	// Flags are the provider-specific flags it reads: apiserver-port,
-	// workers, node-image, kubeconfig, context. Others given to it are a
+	// workers, node-image, debian-mirror, kubeconfig, context. Others given to it are a
 	// usage error.
 	Flags []string
 	// New makes the provider of the cluster opts describe.

@@ -52,7 +52,10 @@ type Config struct {
 	Workers int
 	// NodeImage, if set, is used instead of kubeproof's own node image.
 	NodeImage string
-	Progress  *progress.Printer
+	// DebianMirror is the Debian mirror of kubeproof's node image (see
+	// nodeimage.Options).
+	DebianMirror string
+	Progress     *progress.Printer
 }
 
 // DefaultWorkers is the suites' default shape: one control plane and two

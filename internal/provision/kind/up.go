@@ -177,7 +177,8 @@ func (u *bringUp) nodeImage(ctx context.Context) (err error) {
 	u.st.NodeImage = c.NodeImage
 	if u.st.NodeImage == "" {
 		u.st.NodeImage, err = nodeimage.Ensure(ctx, nodeimage.Options{
-			KubernetesVersion: c.KubernetesVersion, EtcdVersion: c.EtcdVersion, CacheDir: c.CacheDir, DockerHost: u.st.DockerHost, Progress: c.Progress,
+			KubernetesVersion: c.KubernetesVersion, EtcdVersion: c.EtcdVersion, CacheDir: c.CacheDir, DockerHost: u.st.DockerHost,
+			DebianMirror: c.DebianMirror, Progress: c.Progress,
 		})
 	}
 	return err

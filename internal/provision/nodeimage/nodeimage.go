@@ -36,7 +36,11 @@ type Options struct {
 	CacheDir          string
 	// DockerHost is the Docker API the image is loaded into (DOCKER_HOST).
 	DockerHost string
-	Progress   *progress.Printer
+	// DebianMirror is the Debian mirror debootstrap fetches the root
+	// filesystem from; empty: the machine's own apt source for the suite
+	// (a Debian machine has one; an Ubuntu runner needs this set).
+	DebianMirror string
+	Progress     *progress.Printer
 }
 
 // Ensure returns the reference of the node image for opts, building and
@@ -74,7 +78,7 @@ func Ensure(ctx context.Context, opts Options) (string, error) {
 		return ref, nil
 	}
 
-	rootfs, err := rootfsTar(ctx, opts.CacheDir, pr)
+	rootfs, err := rootfsTar(ctx, opts.CacheDir, opts.DebianMirror, pr)
 	if err != nil {
 		return "", err
 	}

@@ -39,9 +39,11 @@ var builder = []debpkg.Package{
 }
 
 // rootfsTar returns a tarball of a bare bookworm root filesystem with the
-// node packages, made by debootstrap from the machine's own apt mirror and
-// cached under cacheDir (it takes a minute or two; nothing of ours is in it).
-func rootfsTar(ctx context.Context, cacheDir string, pr *progress.Printer) (string, error) {
+// node packages, made by debootstrap from mirror (or the machine's own apt
+// mirror) and cached under cacheDir (it takes a minute or two; nothing of
+// ours is in it). The cache is not keyed on the mirror: every mirror serves
+// the same packages.
+func rootfsTar(ctx context.Context, cacheDir, mirror string, pr *progress.Printer) (string, error) {
 	sum := sha256.Sum256([]byte(suite + "\n" + strings.Join(nodePackages, ",")))
 	out := filepath.Join(cacheDir, "kind", fmt.Sprintf("rootfs-%s-%s.tar", suite, hex.EncodeToString(sum[:6])))
 	if _, err := os.Stat(out); err == nil {
@@ -50,9 +52,11 @@ func rootfsTar(ctx context.Context, cacheDir string, pr *progress.Printer) (stri
 	if err := debpkg.Ensure(ctx, builder, pr); err != nil {
 		return "", err
 	}
-	mirror, err := aptMirror(suite)
-	if err != nil {
-		return "", err
+	if mirror == "" {
+		var err error
+		if mirror, err = aptMirror(suite); err != nil {
+			return "", err
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return "", fmt.Errorf("create node image cache: %w", err)
@@ -111,7 +115,7 @@ func aptMirror(suite string) (string, error) {
 			return uri, nil
 		}
 	}
-	return "", exitcode.Errorf(exitcode.MissingTool, "no apt source for Debian %s main found in /etc/apt: the kind node image is built from it", suite)
+	return "", exitcode.Errorf(exitcode.MissingTool, "no apt source for Debian %s main found in /etc/apt: the kind node image is built from one; name a Debian mirror with --debian-mirror", suite)
 }
 
 // mirrorFromDeb822 returns the URI of the first stanza that has type deb,
