@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,9 +24,10 @@ import (
 
 type benchOptions struct {
 	providers []string
+	rounds    int
 	pods      int
 	suites    bool
-	parallel  int
+	parallel  []int
 	output    string
 }
 
@@ -41,19 +43,25 @@ type benchResult struct {
 }
 
 type providerBench struct {
-	Provider   string                    `json:"provider"`
-	Nodes      int                       `json:"nodes"`
+	Provider string       `json:"provider"`
+	Nodes    int          `json:"nodes"`
+	Rounds   []roundBench `json:"rounds"`
+	// ComponentPeakMiB is each component process's peak resident memory in
+	// the last round, read before the cluster goes down (providers whose
+	// components are processes on this machine; kind's run inside node
+	// containers).
+	ComponentPeakMiB map[string]float64 `json:"componentPeakMiB,omitempty"`
+}
+
+// roundBench is one bring-up, measured: up, Pods, the suites, down.
+type roundBench struct {
 	UpMs       float64                   `json:"upMs"`
 	Components []cluster.ComponentStatus `json:"components"`
 	DownMs     float64                   `json:"downMs"`
 	// PodStartup is the SIG scalability pod startup latency: creation to
 	// all containers running, seen by watch.
 	PodStartup bench.Distribution `json:"podStartupMs"`
-	Suite      *suiteBench        `json:"suite,omitempty"`
-	// ComponentPeakMiB is each component process's peak resident memory,
-	// read before the cluster goes down (providers whose components are
-	// processes on this machine; kind's run inside node containers).
-	ComponentPeakMiB map[string]float64 `json:"componentPeakMiB,omitempty"`
+	Suites     []suiteBench       `json:"suites,omitempty"`
 }
 
 type suiteBench struct {
@@ -63,6 +71,9 @@ type suiteBench struct {
 	Spec     bench.Distribution `json:"specRunMs"`
 	Setup    bench.Distribution `json:"harnessSetupMs"`
 	Teardown bench.Distribution `json:"harnessTeardownMs"`
+	// FinalWaitMs is the suite's end: the wait for every namespace of the
+	// run to be gone.
+	FinalWaitMs float64 `json:"finalNamespaceWaitMs"`
 	// RunnerPeakMiB is the largest peak resident memory among the spec
 	// runner's processes (Ginkgo and its parallel spec processes).
 	RunnerPeakMiB float64 `json:"runnerPeakMiB"`
@@ -76,13 +87,14 @@ func newBenchCommand(o *options) *cobra.Command {
 		Long: `bench brings each provider's cluster up (it must be down), measures how long that takes,
 starts --pods Pods and measures their startup latency (SIG scalability's definition:
 creation to all containers running, seen by a watch; p50, p90, p99), runs every suite
-once (wall time, and the harness's own setup and teardown per spec), and takes the
-cluster down again, timed. Results go to bench.json and bench.md in --output. Nothing
-here passes or fails on a number.`,
+once per --parallel value (wall time, the final wait for the run's namespaces, and the
+harness's own setup and teardown per spec), and takes the cluster down again, timed;
+--rounds times. Results go to bench.json and bench.md in --output: per measurement the
+median, least and most over the rounds. Nothing here passes or fails on a number.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if b.pods < 1 || b.parallel < 1 {
-				return exitcode.Errorf(exitcode.Usage, "--pods and --parallel must be 1 or more")
+			if b.pods < 1 || b.rounds < 1 || len(b.parallel) == 0 || slices.Min(b.parallel) < 1 {
+				return exitcode.Errorf(exitcode.Usage, "--pods, --rounds and every --parallel must be 1 or more")
 			}
 			out, err := filepath.Abs(b.output)
 			if err != nil {
@@ -97,9 +109,13 @@ here passes or fails on a number.`,
 					return exitcode.Errorf(exitcode.Usage, "--providers %s: bench brings clusters up, so only local and kind", name)
 				}
 				o.provider = name
-				pb, err := benchProvider(cmd, o, b, out)
-				if err != nil {
-					return err
+				pb := providerBench{Provider: name}
+				for i := range b.rounds {
+					rb, err := benchRound(cmd, o, b, &pb, filepath.Join(out, fmt.Sprintf("%s-round-%d", name, i+1)))
+					if err != nil {
+						return err
+					}
+					pb.Rounds = append(pb.Rounds, rb)
 				}
 				res.Providers = append(res.Providers, pb)
 			}
@@ -109,83 +125,72 @@ here passes or fails on a number.`,
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&b.providers, "providers", []string{"local"}, "providers to measure, in order: local, kind")
+	f.IntVar(&b.rounds, "rounds", 1, "bring-ups to measure per provider (the report gives the median, least and most)")
 	f.IntVar(&b.pods, "pods", 50, "Pods for the startup latency measurement")
-	f.BoolVar(&b.suites, "suites", true, "also run every suite once and measure it")
-	f.IntVar(&b.parallel, "parallel", 4, "parallel processes for the suites")
+	f.BoolVar(&b.suites, "suites", true, "also run every suite, once per --parallel value, and measure it")
+	f.IntSliceVar(&b.parallel, "parallel", []int{4}, "parallel processes for the suites; several (4,1) run the suites once each")
 	f.StringVar(&b.output, "output", "_output/bench", "directory for bench.json and bench.md")
 	addClusterFlags(cmd, o)
 	return cmd
 }
 
-func benchProvider(cmd *cobra.Command, o *options, b *benchOptions, out string) (pb providerBench, err error) {
+// benchRound brings the provider's cluster up and measures one round; its
+// suites' reports go under dir.
+func benchRound(cmd *cobra.Command, o *options, b *benchOptions, pb *providerBench, dir string) (rb roundBench, err error) {
 	ctx := cmd.Context()
 	pr := printer()
 	o.ephemeral = true
 	p, err := newProvider(cmd, o, pr)
 	if err != nil {
-		return pb, err
+		return rb, err
 	}
-	pb.Provider = o.provider
 	if _, err := p.Info(ctx); err == nil {
-		return pb, exitcode.Errorf(exitcode.Conflict, "%s cluster %q is up: bench measures bringing it up (run `kubeproof down --provider %s` first)", o.provider, o.name, o.provider)
+		return rb, exitcode.Errorf(exitcode.Conflict, "%s cluster %q is up: bench measures bringing it up (run `kubeproof down --provider %s` first)", o.provider, o.name, o.provider)
 	}
 	begin := time.Now()
 	info, err := p.Up(ctx)
 	if err != nil {
-		return pb, err
+		return rb, err
 	}
-	pb.UpMs = framework.Millis(time.Since(begin))
-	pb.Components, pb.Nodes = info.Components, len(info.Nodes)
+	rb.UpMs = framework.Millis(time.Since(begin))
+	rb.Components, pb.Nodes = info.Components, len(info.Nodes)
 	down := func() error {
 		begin := time.Now()
 		err := p.Down(context.WithoutCancel(ctx))
-		pb.DownMs = framework.Millis(time.Since(begin))
+		rb.DownMs = framework.Millis(time.Since(begin))
 		return err
 	}
 	defer func() {
-		if pb.DownMs == 0 {
+		if rb.DownMs == 0 {
 			_ = down()
 		}
 	}()
 
 	cfg, err := cluster.RESTConfig(info.Kubeconfig, info.Context)
 	if err != nil {
-		return pb, err
+		return rb, err
 	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return pb, err
+		return rb, err
 	}
 	done := pr.Step("starting %d Pods (pod startup latency)", b.pods)
 	lat, err := bench.PodStartup(ctx, client, b.pods, images.TestApp.Ref, 10*time.Minute)
 	done(err)
 	if err != nil {
-		return pb, err
+		return rb, err
 	}
-	pb.PodStartup = bench.Summarize(lat)
+	rb.PodStartup = bench.Summarize(lat)
 
-	if b.suites {
-		dir := filepath.Join(out, o.provider+"-suites")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return pb, err
+	for _, parallel := range b.parallel {
+		if !b.suites {
+			break
 		}
-		infoPath := filepath.Join(dir, "cluster.json")
-		if err := info.Save(infoPath); err != nil {
-			return pb, err
-		}
-		begin := time.Now()
-		code, err := runSpecProcess(ctx, infoPath, dir, "", &runOptions{parallel: b.parallel, timeout: time.Hour}, nil)
+		s, err := benchSuites(ctx, info, filepath.Join(dir, fmt.Sprintf("suites-parallel-%d", parallel)), parallel)
 		if err != nil {
-			return pb, err
+			return rb, err
 		}
-		s := &suiteBench{WallMs: framework.Millis(time.Since(begin)), Parallel: b.parallel, Passed: code == exitcode.OK}
-		setup, teardown, spec, err := bench.SpecOverhead(filepath.Join(dir, specsReportName), framework.OverheadSetup, framework.OverheadTeardown)
-		if err != nil {
-			return pb, err
-		}
-		s.Spec, s.Setup, s.Teardown = bench.Summarize(spec), bench.Summarize(setup), bench.Summarize(teardown)
-		s.RunnerPeakMiB = bench.ChildrenPeakRSSMiB()
-		pb.Suite = s
+		rb.Suites = append(rb.Suites, s)
 	}
 	for _, c := range info.Components {
 		if c.PID <= 0 || c.Process == "" {
@@ -199,9 +204,39 @@ func benchProvider(cmd *cobra.Command, o *options, b *benchOptions, out string) 
 		}
 	}
 	if err := down(); err != nil {
-		return pb, err
+		return rb, err
 	}
-	return pb, nil
+	return rb, nil
+}
+
+// benchSuites runs every suite once on the cluster info describes, with
+// parallel processes, reports in dir, and measures the run.
+func benchSuites(ctx context.Context, info *cluster.Info, dir string, parallel int) (suiteBench, error) {
+	s := suiteBench{Parallel: parallel}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return s, err
+	}
+	infoPath := filepath.Join(dir, "cluster.json")
+	if err := info.Save(infoPath); err != nil {
+		return s, err
+	}
+	begin := time.Now()
+	code, err := runSpecProcess(ctx, infoPath, dir, "", &runOptions{parallel: parallel, timeout: time.Hour}, nil)
+	if err != nil {
+		return s, err
+	}
+	s.WallMs, s.Passed = framework.Millis(time.Since(begin)), code == exitcode.OK
+	report := filepath.Join(dir, specsReportName)
+	setup, teardown, spec, err := bench.SpecOverhead(report, framework.OverheadSetup, framework.OverheadTeardown)
+	if err != nil {
+		return s, err
+	}
+	s.Spec, s.Setup, s.Teardown = bench.Summarize(spec), bench.Summarize(setup), bench.Summarize(teardown)
+	if s.FinalWaitMs, err = bench.FinalWaitMs(report); err != nil {
+		return s, err
+	}
+	s.RunnerPeakMiB = bench.ChildrenPeakRSSMiB()
+	return s, nil
 }
 
 func writeBench(dir string, res benchResult) error {
@@ -212,45 +247,102 @@ func writeBench(dir string, res benchResult) error {
 	if err := os.WriteFile(filepath.Join(dir, "bench.json"), append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write bench.json: %w", err)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "# kubeproof benchmarks\n\n%s, kubeproof %s, %d CPUs. Milliseconds.\n\n", res.GeneratedAt.Format(time.RFC3339), res.Kubeproof, res.CPUs)
-	fmt.Fprintln(&b, "| provider | nodes | up | down | pod startup p50 | p90 | p99 | max (n) | suites wall | spec p50 | harness setup p50 | teardown p50 |")
-	fmt.Fprintln(&b, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	md := benchMarkdown(res)
+	if err := os.WriteFile(filepath.Join(dir, "bench.md"), []byte(md), 0o644); err != nil {
+		return fmt.Errorf("write bench.md: %w", err)
+	}
+	fmt.Print(md)
+	return nil
+}
+
+// benchRow is one measurement over a provider's rounds.
+type benchRow struct {
+	what, provider string
+	values         []float64 // milliseconds, one per round
+}
+
+// benchRows are the measurements of res, in the order a reader asks for
+// them: up, Pods, the suites per --parallel, down.
+func benchRows(res benchResult) []benchRow {
+	var rows []benchRow
 	for _, p := range res.Providers {
-		ps := p.PodStartup
-		suite := "| — | — | — | — |"
-		if s := p.Suite; s != nil {
-			suite = fmt.Sprintf("| %.0f (%d procs, passed: %v) | %.0f | %.0f | %.0f |", s.WallMs, s.Parallel, s.Passed, s.Spec.P50, s.Setup.P50, s.Teardown.P50)
+		over := func(what string, value func(roundBench) (float64, bool)) {
+			row := benchRow{what: what, provider: p.Provider}
+			for _, r := range p.Rounds {
+				if v, ok := value(r); ok {
+					row.values = append(row.values, v)
+				}
+			}
+			if len(row.values) > 0 {
+				rows = append(rows, row)
+			}
 		}
-		fmt.Fprintf(&b, "| %s | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f (%d) %s\n", p.Provider, p.Nodes, p.UpMs, p.DownMs, ps.P50, ps.P90, ps.P99, ps.Max, ps.N, suite)
+		over("kubeproof up", func(r roundBench) (float64, bool) { return r.UpMs, true })
+		over("pod startup p50", func(r roundBench) (float64, bool) { return r.PodStartup.P50, r.PodStartup.N > 0 })
+		over("pod startup p99", func(r roundBench) (float64, bool) { return r.PodStartup.P99, r.PodStartup.N > 0 })
+		var parallels []int
+		for _, r := range p.Rounds {
+			for _, s := range r.Suites {
+				if !slices.Contains(parallels, s.Parallel) {
+					parallels = append(parallels, s.Parallel)
+				}
+			}
+		}
+		for _, n := range parallels {
+			suite := func(value func(suiteBench) float64) func(roundBench) (float64, bool) {
+				return func(r roundBench) (float64, bool) {
+					for _, s := range r.Suites {
+						if s.Parallel == n {
+							return value(s), true
+						}
+					}
+					return 0, false
+				}
+			}
+			over(fmt.Sprintf("suites, --parallel %d", n), suite(func(s suiteBench) float64 { return s.WallMs }))
+			over(fmt.Sprintf("  of which the final wait for namespaces (--parallel %d)", n), suite(func(s suiteBench) float64 { return s.FinalWaitMs }))
+			over(fmt.Sprintf("  harness setup per spec, p50 (--parallel %d)", n), suite(func(s suiteBench) float64 { return s.Setup.P50 }))
+		}
+		over("kubeproof down", func(r roundBench) (float64, bool) { return r.DownMs, true })
+	}
+	return rows
+}
+
+// benchMarkdown is bench.md: one row per measurement, in seconds, with the
+// median, least and most over the rounds.
+func benchMarkdown(res benchResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# kubeproof benchmarks\n\n%s, kubeproof %s, %d CPUs. Seconds: median, least and most over the rounds.\n\n", res.GeneratedAt.Format(time.RFC3339), res.Kubeproof, res.CPUs)
+	fmt.Fprintln(&b, "| measurement | provider | rounds | median | least | most |")
+	fmt.Fprintln(&b, "| --- | --- | --- | --- | --- | --- |")
+	for _, row := range benchRows(res) {
+		d := bench.Summarize(row.values)
+		fmt.Fprintf(&b, "| %s | %s | %d | %.1f | %.1f | %.1f |\n", row.what, row.provider, d.N, d.P50/1000, d.Min/1000, d.Max/1000)
 	}
 	for _, p := range res.Providers {
 		if len(p.ComponentPeakMiB) == 0 {
 			continue
 		}
-		names := make([]string, 0, len(p.ComponentPeakMiB))
-		for n := range p.ComponentPeakMiB {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		fmt.Fprintf(&b, "\nPeak resident memory of the %s cluster's processes (MiB):", p.Provider)
-		for _, n := range names {
+		fmt.Fprintf(&b, "\nPeak resident memory of the %s cluster's processes (MiB, last round):", p.Provider)
+		for _, n := range slices.Sorted(maps.Keys(p.ComponentPeakMiB)) {
 			fmt.Fprintf(&b, " %s %.0f;", n, p.ComponentPeakMiB[n])
 		}
 		fmt.Fprintln(&b)
 	}
 	fmt.Fprintf(&b, "\nkubeproof's own peak resident memory: %.0f MiB", res.HarnessPeakMiB)
 	for _, p := range res.Providers {
-		if p.Suite != nil {
-			fmt.Fprintf(&b, "; the %s spec runner's largest process: %.0f MiB", p.Provider, p.Suite.RunnerPeakMiB)
+		peak := 0.0
+		for _, r := range p.Rounds {
+			for _, s := range r.Suites {
+				peak = max(peak, s.RunnerPeakMiB)
+			}
+		}
+		if peak > 0 {
+			fmt.Fprintf(&b, "; the %s spec runner's largest process: %.0f MiB", p.Provider, peak)
 		}
 	}
 	fmt.Fprintln(&b, ".")
 	fmt.Fprintln(&b, "\nPod startup: creation (the create call) to all containers running (the watch event's receipt), this machine's clock; images already on the nodes.")
-	fmt.Fprintln(&b, "Harness setup: namespace created and its default ServiceAccount present; teardown: the namespace's delete call (the suite waits for all namespaces to be gone once, at its end, inside the suites' wall time).")
-	if err := os.WriteFile(filepath.Join(dir, "bench.md"), []byte(b.String()), 0o644); err != nil {
-		return fmt.Errorf("write bench.md: %w", err)
-	}
-	fmt.Print(b.String())
-	return nil
+	fmt.Fprintln(&b, "Harness setup: namespace created and its default ServiceAccount present. The final wait: the suites' end, until every namespace of the run is gone.")
+	return b.String()
 }

@@ -6,6 +6,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
@@ -14,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/onsi/ginkgo/v2/types"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -31,6 +33,7 @@ import (
 // Distribution summarises measurements in milliseconds.
 type Distribution struct {
 	N    int     `json:"n"`
+	Min  float64 `json:"min"`
 	Mean float64 `json:"mean"`
 	P50  float64 `json:"p50"`
 	P90  float64 `json:"p90"`
@@ -49,7 +52,7 @@ func Summarize(values []float64) Distribution {
 	for _, v := range sorted {
 		sum += v
 	}
-	return Distribution{N: len(sorted), Mean: sum / float64(len(sorted)),
+	return Distribution{N: len(sorted), Min: sorted[0], Mean: sum / float64(len(sorted)),
 		P50: trace.Quantile(sorted, 0.50), P90: trace.Quantile(sorted, 0.90), P99: trace.Quantile(sorted, 0.99),
 		Max: sorted[len(sorted)-1]}
 }
@@ -145,6 +148,29 @@ func SpecOverhead(path, setupEntry, teardownEntry string) (setup, teardown, runT
 		}
 	}
 	return setup, teardown, runTime, nil
+}
+
+// FinalWaitMs reads a Ginkgo JSON report and returns how long the suite's
+// end took: the SynchronizedAfterSuite, in which kubeproof waits for every
+// namespace of the run to be gone (0 if the report has none).
+func FinalWaitMs(path string) (float64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	var reports []types.Report
+	if err := json.Unmarshal(data, &reports); err != nil {
+		return 0, fmt.Errorf("parse %s: %w", path, err)
+	}
+	longest := time.Duration(0)
+	for _, r := range reports {
+		for _, s := range r.SpecReports {
+			if s.LeafNodeType == types.NodeTypeSynchronizedAfterSuite && s.RunTime > longest {
+				longest = s.RunTime
+			}
+		}
+	}
+	return float64(longest) / float64(time.Millisecond), nil
 }
 
 // PeakRSSMiB is a running process's peak resident memory (VmHWM), in MiB.
