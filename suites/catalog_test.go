@@ -3,6 +3,10 @@
 package suites
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/kubeproof/kubeproof/fixtures"
@@ -37,5 +41,50 @@ func TestClaimsNameDeclaredEvidence(t *testing.T) {
 	}
 	for _, err := range claims.CheckEvidence(cat, framework.DeclaredEvidence()) {
 		t.Error(err)
+	}
+}
+
+// The selections the README and docs show (label filters, --document) name
+// claims, specs and documents that exist: an example that selects nothing
+// is the first thing a new user would copy.
+func TestDocsExamplesSelectSomething(t *testing.T) {
+	cat, err := claims.Load(fixtures.Claims())
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs := map[string]bool{}
+	for _, s := range framework.ListSpecs() {
+		specs[s.ID] = true
+	}
+	label := regexp.MustCompile(`\b(claim|spec):([A-Z0-9][A-Za-z0-9-]*|[a-z][a-z0-9-]*)`)
+	document := regexp.MustCompile(`--document ([0-9]{3})\b`)
+	files, _ := filepath.Glob("../docs/*.md")
+	for _, file := range append(files, "../README.md") {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if !strings.Contains(line, "kubeproof ") {
+				continue // only commands
+			}
+			for _, m := range label.FindAllStringSubmatch(line, -1) {
+				if _, ok := cat.Claim(m[2]); m[1] == "claim" && !ok {
+					t.Errorf("%s: %q selects no claim: %s", file, m[0], line)
+				}
+				if m[1] == "spec" && !specs[m[2]] {
+					t.Errorf("%s: %q selects no spec: %s", file, m[0], line)
+				}
+			}
+			for _, m := range document.FindAllStringSubmatch(line, -1) {
+				found := false
+				for _, c := range cat.Claims {
+					found = found || strings.HasPrefix(c.ID, m[1]+"-")
+				}
+				if !found {
+					t.Errorf("%s: %q selects no document's claims: %s", file, m[0], line)
+				}
+			}
+		}
 	}
 }
