@@ -44,19 +44,29 @@ func (s *selection) load() (*claims.Catalog, error) {
 		if err := cat.AddFile(s.claimsFile); err != nil {
 			return nil, exitcode.With(exitcode.Usage, fmt.Errorf("--claims-file: %w", err))
 		}
-		specs := map[string]bool{}
-		for _, sp := range framework.ListSpecs() {
-			specs[sp.ID] = true
-		}
-		for _, c := range cat.Claims {
-			for _, id := range c.Specs {
-				if !specs[id] {
-					return nil, exitcode.Errorf(exitcode.Usage, "--claims-file: claim %s names spec %s, which does not exist (see `kubeproof claims specs`)", c.ID, id)
-				}
-			}
+		if unknown := unknownSpecs(cat.Claims); len(unknown) > 0 {
+			return nil, exitcode.Errorf(exitcode.Usage, "--claims-file: %s", unknown[0])
 		}
 	}
 	return cat, nil
+}
+
+// unknownSpecs says, for each spec a claim names that this binary does not
+// have, which claim names it.
+func unknownSpecs(cs []claims.Claim) []string {
+	specs := map[string]bool{}
+	for _, sp := range framework.ListSpecs() {
+		specs[sp.ID] = true
+	}
+	var out []string
+	for _, c := range cs {
+		for _, id := range c.Specs {
+			if !specs[id] {
+				out = append(out, fmt.Sprintf("claim %s names spec %s, which does not exist (see `kubeproof claims specs`)", c.ID, id))
+			}
+		}
+	}
+	return out
 }
 
 // pick returns the selected claims; all of them without a selection.
@@ -231,18 +241,7 @@ func lintClaimsFile(path string) (int, []string) {
 		return 0, strings.Split(err.Error(), "\n")
 	}
 	own := &claims.Catalog{Documents: cat.Documents[len(cat.Documents)-1:], Claims: cat.Claims[before:]}
-	var problems []string
-	specs := map[string]bool{}
-	for _, sp := range framework.ListSpecs() {
-		specs[sp.ID] = true
-	}
-	for _, c := range own.Claims {
-		for _, id := range c.Specs {
-			if !specs[id] {
-				problems = append(problems, fmt.Sprintf("claim %s names spec %s, which does not exist (see `kubeproof claims specs`)", c.ID, id))
-			}
-		}
-	}
+	problems := unknownSpecs(own.Claims)
 	for _, err := range claims.CheckEvidence(own, framework.DeclaredEvidence()) {
 		problems = append(problems, err.Error())
 	}
