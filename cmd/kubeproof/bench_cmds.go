@@ -308,6 +308,15 @@ func benchRows(res benchResult) []benchRow {
 	return rows
 }
 
+// seconds formats milliseconds as seconds, with more digits below a second
+// (the harness's own setup is tens of milliseconds).
+func seconds(ms float64) string {
+	if ms < 1000 {
+		return fmt.Sprintf("%.3f", ms/1000)
+	}
+	return fmt.Sprintf("%.1f", ms/1000)
+}
+
 // benchMarkdown is bench.md: one row per measurement, in seconds, with the
 // median, least and most over the rounds.
 func benchMarkdown(res benchResult) string {
@@ -317,7 +326,7 @@ func benchMarkdown(res benchResult) string {
 	fmt.Fprintln(&b, "| --- | --- | --- | --- | --- | --- |")
 	for _, row := range benchRows(res) {
 		d := bench.Summarize(row.values)
-		fmt.Fprintf(&b, "| %s | %s | %d | %.1f | %.1f | %.1f |\n", row.what, row.provider, d.N, d.P50/1000, d.Min/1000, d.Max/1000)
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s |\n", row.what, row.provider, d.N, seconds(d.P50), seconds(d.Min), seconds(d.Max))
 	}
 	for _, p := range res.Providers {
 		if len(p.ComponentPeakMiB) == 0 {
