@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/onsi/ginkgo/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -92,10 +93,18 @@ var _ = ginkgo.Describe("Scheduling framework", func() {
 				}
 			}
 			ev := extensionPointsEvidence{Runs: map[string]int{}, Trials: framework.GrowthTrials}
-			// The binding cycle runs after the Pod is seen bound: its last
-			// extension point has run once PostBind has been counted.
-			postBind := counters[len(counters)-1]
-			bound := func(before, after metrics.Samples) bool { return postBind(after) > postBind(before) }
+			// The binding cycle ends after the Pod is seen bound: Bind is
+			// counted once the binding call returns, PostBind after it.
+			// Both must have grown: other specs' Pods share the scheduler,
+			// and their PostBind alone could end the wait before this
+			// Pod's Bind is counted.
+			at := func(point string) func(metrics.Samples) float64 {
+				return counters[slices.Index(extensionPoints, point)]
+			}
+			bind, postBind := at("Bind"), at("PostBind")
+			bound := func(before, after metrics.Samples) bool {
+				return bind(after) > bind(before) && postBind(after) > postBind(before)
+			}
 			fitting := framework.LeastGrowthSettled(ctx, "schedule a Pod that fits", schedule(true), scrape, bound, counters...)
 			for i, p := range extensionPoints {
 				ev.Runs[p] = fitting[i]
@@ -103,7 +112,7 @@ var _ = ginkgo.Describe("Scheduling framework", func() {
 					ev.Ran = append(ev.Ran, p)
 				}
 			}
-			unfit := framework.LeastGrowth(ctx, "schedule a Pod no node fits", schedule(false), scrape, counters[2])
+			unfit := framework.LeastGrowth(ctx, "schedule a Pod no node fits", schedule(false), scrape, at("PostFilter"))
 			ev.PostFilterWhenNoNodeFits = unfit[0]
 			extensionPointsRun.Record(ev)
 		})
