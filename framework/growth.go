@@ -37,8 +37,24 @@ const settleWindow = 5 * time.Second
 func LeastGrowthSettled(ctx context.Context, what string, act func() error, scrape func(context.Context) (metrics.Samples, error),
 	settled func(before, after metrics.Samples) bool, counters ...func(metrics.Samples) float64) []int {
 	ginkgo.GinkgoHelper()
+	return leastGrowth(ctx, what, nil, act, scrape, settled, counters)
+}
+
+// LeastGrowthReady is LeastGrowth with ready run before each trial's first
+// scrape: what the act needs in place, whose own requests must not count.
+func LeastGrowthReady(ctx context.Context, what string, ready, act func() error, scrape func(context.Context) (metrics.Samples, error), counters ...func(metrics.Samples) float64) []int {
+	ginkgo.GinkgoHelper()
+	return leastGrowth(ctx, what, ready, act, scrape, nil, counters)
+}
+
+func leastGrowth(ctx context.Context, what string, ready, act func() error, scrape func(context.Context) (metrics.Samples, error),
+	settled func(before, after metrics.Samples) bool, counters []func(metrics.Samples) float64) []int {
+	ginkgo.GinkgoHelper()
 	least := make([]int, len(counters))
 	for t := range GrowthTrials {
+		if ready != nil {
+			ExpectNoError(ready(), "make ready to "+what)
+		}
 		before, err := scrape(ctx)
 		ExpectNoError(err, "read the metrics before "+what)
 		ExpectNoError(act(), what)

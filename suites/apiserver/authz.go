@@ -11,6 +11,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
@@ -122,7 +123,7 @@ var _ = ginkgo.Describe("API server authorization", func() {
 					}
 					return nil
 				}
-				reads := etcdRequestsDuring(ctx, client, "four SubjectAccessReviews", decide,
+				reads := etcdRequestsDuring(ctx, client, "four SubjectAccessReviews", nil, decide,
 					[]string{"roles", "rolebindings", "clusterroles", "clusterrolebindings"}, "get", "list", "listWithCount", "listOnlyKeys")
 				rbacReads.Record(rbacReadsEvidence{Decisions: 4, EtcdReads: reads[0] + reads[1] + reads[2] + reads[3], Trials: framework.GrowthTrials})
 			}
@@ -163,7 +164,11 @@ var _ = ginkgo.Describe("API server authorization", func() {
 			// stopped, so a graceful delete would hold the namespace until
 			// the Pod garbage collector removes it (a minute or more).
 			ginkgo.DeferCleanup(func(ctx context.Context) error {
-				return f.Client.CoreV1().Pods(f.Namespace).Delete(ctx, other.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
+				err := f.Client.CoreV1().Pods(f.Namespace).Delete(ctx, other.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
+				if apierrors.IsNotFound(err) {
+					return nil
+				}
+				return err
 			})
 
 			ginkgo.By("as the node: the Secret of its own Pod, once the authorizer's graph has the Pod")

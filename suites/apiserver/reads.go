@@ -36,9 +36,9 @@ var _ = ginkgo.Describe("API server reads", func() {
 			framework.ExpectNoError(err, "create a PodTemplate")
 			written := created.ResourceVersion
 
-			count := func(what string, act func() error, operations ...string) []int {
+			count := func(what string, ready, act func() error, operations ...string) []int {
 				ginkgo.GinkgoHelper()
-				return etcdRequestsDuring(ctx, client, what, act, []string{"podtemplates"}, operations...)
+				return etcdRequestsDuring(ctx, client, what, ready, act, []string{"podtemplates"}, operations...)
 			}
 			get := func(rv string) func() error {
 				return func() error {
@@ -47,18 +47,22 @@ var _ = ginkgo.Describe("API server reads", func() {
 				}
 			}
 			ev := storageReadsEvidence{Trials: framework.GrowthTrials, CacheCurrent: true}
-			ev.EtcdGetsForGet = count("GET the PodTemplate", get(""), "get")[0]
-			ev.EtcdGetsForGetRV0 = count("GET the PodTemplate with resourceVersion=0", get("0"), "get")[0]
+			ev.EtcdGetsForGet = count("GET the PodTemplate", nil, get(""), "get")[0]
+			ev.EtcdGetsForGetRV0 = count("GET the PodTemplate with resourceVersion=0", nil, get("0"), "get")[0]
 			n := 0
-			patched := count("PATCH the PodTemplate", func() error {
-				// Each PATCH starts once the watch cache holds the last
-				// write (a resourceVersion=0 GET is served from it):
-				// otherwise the previous trial's own write, not yet in
-				// the cache, makes the API server go to etcd, and the
-				// count measures the cache's lag instead of the PATCH.
+			// Each PATCH starts once the watch cache holds the last write
+			// (a resourceVersion=0 GET is served from it): otherwise the
+			// previous trial's own write, not yet in the cache, makes the
+			// API server go to etcd, and the count measures the cache's lag
+			// instead of the PATCH. The wait comes before the counting (its
+			// GETs reach etcd when there is no watch cache).
+			cacheReady := func() error {
 				if !cacheHolds(ctx, templates, "read-me", written) {
 					ev.CacheCurrent = false
 				}
+				return nil
+			}
+			patched := count("PATCH the PodTemplate", cacheReady, func() error {
 				n++
 				p, err := templates.Patch(ctx, "read-me", types.MergePatchType,
 					fmt.Appendf(nil, `{"metadata":{"labels":{"patched":"%d"}}}`, n), metav1.PatchOptions{})
@@ -121,8 +125,8 @@ func cacheHolds(ctx context.Context, templates typedcorev1.PodTemplateInterface,
 
 // etcdRequestsDuring returns, per operation, the least number of etcd
 // requests the API server counted for resources (etcd_requests_total)
-// around one run of act.
-func etcdRequestsDuring(ctx context.Context, client rest.Interface, what string, act func() error, resources []string, operations ...string) []int {
+// around one run of act (ready, if any, runs before and is not counted).
+func etcdRequestsDuring(ctx context.Context, client rest.Interface, what string, ready, act func() error, resources []string, operations ...string) []int {
 	ginkgo.GinkgoHelper()
 	counters := make([]func(metrics.Samples) float64, len(operations))
 	for i, op := range operations {
@@ -133,7 +137,7 @@ func etcdRequestsDuring(ctx context.Context, client rest.Interface, what string,
 			return n
 		}
 	}
-	return framework.LeastGrowth(ctx, what, act, func(ctx context.Context) (metrics.Samples, error) { return metrics.Scrape(ctx, client) }, counters...)
+	return framework.LeastGrowthReady(ctx, what, ready, act, func(ctx context.Context) (metrics.Samples, error) { return metrics.Scrape(ctx, client) }, counters...)
 }
 
 // Evidence: what the specs above record, under the names the claims files use.
