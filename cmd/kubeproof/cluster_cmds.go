@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/images"
@@ -121,8 +122,7 @@ func newPrepareCommand(o *options) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.kubernetesVersion, "kubernetes-version", cluster.DefaultKubernetesVersion, "Kubernetes release to build")
-	f.StringVar(&o.etcdVersion, "etcd-version", cluster.DefaultEtcdVersion, "etcd release to build")
+	releaseFlags(f, &o.kubernetesVersion, &o.etcdVersion, "Kubernetes release to build", "etcd release to build")
 	return cmd
 }
 
@@ -139,7 +139,16 @@ func newVersionCommand() *cobra.Command {
 
 // versionLine is what `kubeproof version` and `kubeproof --version` print.
 func versionLine() string {
-	return fmt.Sprintf("kubeproof %s (Kubernetes %s, etcd %s by default)", version(), cluster.DefaultKubernetesVersion, cluster.DefaultEtcdVersion)
+	return fmt.Sprintf("kubeproof %s (Kubernetes %s, etcd %s by default)", version(), cluster.DefaultKubernetesVersion, cluster.EtcdVersionFor(cluster.DefaultKubernetesVersion))
+}
+
+// releaseFlags are --kubernetes-version and --etcd-version; an empty etcd
+// version means the one that goes with the Kubernetes release.
+func releaseFlags(f *pflag.FlagSet, kubernetes, etcd *string, kubernetesHelp, etcdHelp string) {
+	f.StringVar(kubernetes, "kubernetes-version", cluster.DefaultKubernetesVersion,
+		kubernetesHelp+" (tested: "+strings.Join(cluster.SupportedKubernetesMinors(), ", ")+")")
+	f.StringVar(etcd, "etcd-version", "", etcdHelp+" (default: the release that goes with --kubernetes-version, "+
+		cluster.EtcdVersionFor(cluster.DefaultKubernetesVersion)+" for "+cluster.DefaultKubernetesVersion+")")
 }
 
 func shellQuote(s string) string {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/provision/imagebuild"
@@ -45,8 +44,7 @@ private daemon if it runs, else /var/run/docker.sock.`,
 		},
 	}
 	f := build.Flags()
-	f.StringVar(&o.kubernetesVersion, "kubernetes-version", cluster.DefaultKubernetesVersion, "Kubernetes release of the node")
-	f.StringVar(&o.etcdVersion, "etcd-version", cluster.DefaultEtcdVersion, "etcd release of the node's etcd image")
+	releaseFlags(f, &o.kubernetesVersion, &o.etcdVersion, "Kubernetes release of the node", "etcd release of the node's etcd image")
 	f.StringVar(&o.debianMirror, "debian-mirror", os.Getenv("KUBEPROOF_DEBIAN_MIRROR"), "Debian mirror of the root filesystem, e.g. http://HOST/debian ($KUBEPROOF_DEBIAN_MIRROR; default: this machine's apt source for bookworm)")
 	cmd.AddCommand(build, newImageListCommand(o), newImagePushCommand(o))
 	return cmd

@@ -74,7 +74,7 @@ Pod, and reports per claim whether the cluster confirmed it.`,
 
 	root.AddCommand(
 		newUpCommand(o), newDownCommand(o), newStatusCommand(o), newEnvCommand(o),
-		newRunCommand(o), newFaultsCommand(o), newPrepareCommand(o), newVersionCommand(), newClaimsCommand(), newReportCommand(), newDockerdCommand(o), newImageCommand(o), newTraceCommand(o), newBenchCommand(o), newCleanupCommand(o), newRegistryCommand(o),
+		newRunCommand(o), newMatrixCommand(o), newFaultsCommand(o), newPrepareCommand(o), newVersionCommand(), newClaimsCommand(), newReportCommand(), newDockerdCommand(o), newImageCommand(o), newTraceCommand(o), newBenchCommand(o), newCleanupCommand(o), newRegistryCommand(o),
 	)
 	registerCompletions(root)
 	return root
@@ -90,8 +90,7 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 // addClusterFlags adds the flags that shape a cluster the local provider makes.
 func addClusterFlags(cmd *cobra.Command, o *options) {
 	f := cmd.Flags()
-	f.StringVar(&o.kubernetesVersion, "kubernetes-version", cluster.DefaultKubernetesVersion, "Kubernetes release to build and run")
-	f.StringVar(&o.etcdVersion, "etcd-version", cluster.DefaultEtcdVersion, "etcd release to build and run")
+	releaseFlags(f, &o.kubernetesVersion, &o.etcdVersion, "Kubernetes release to build and run", "etcd release to build and run")
 	f.StringArrayVar(&o.componentArgs, "component-arg", nil, "extra flag for a component, COMPONENT=--flag=value (repeatable), e.g. kube-apiserver=--anonymous-auth=false")
 	f.StringSliceVar(&o.without, "without", nil, optionalHelp())
 	f.StringVar(&o.podCIDR, "pod-cidr", "10.244.0.0/16", "pod network of the cluster (routed to the node, never outside)")

@@ -61,9 +61,16 @@ codes mean kubeproof itself could not do its job (see kubeproof --help).`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, o, r) },
 	}
 	addClusterFlags(cmd, o)
+	addRunFlags(cmd, r, "kubeproof-report")
+	return cmd
+}
+
+// addRunFlags are the flags of a run of the suites (run, matrix): the
+// selection, how specs run, and where reports go.
+func addRunFlags(cmd *cobra.Command, r *runOptions, reportDir string) {
 	f := cmd.Flags()
 	f.BoolVar(&r.keep, "keep", false, "leave a cluster this run brought up running afterwards")
-	f.StringVar(&r.reportDir, "report-dir", "kubeproof-report", "directory for claims.md, claims.html, claims.json, junit.xml, the cluster info and (on failure) component logs")
+	f.StringVar(&r.reportDir, "report-dir", reportDir, "directory for claims.md, claims.html, claims.json, junit.xml, the cluster info and (on failure) component logs")
 	f.StringVar(&r.labelFilter, "label-filter", "", "run only specs whose labels match this Ginkgo label filter, e.g. 'claim:002-RUNNING-STATUS'")
 	f.StringArrayVar(&r.focus, "focus", nil, "run only specs whose text matches this regular expression (repeatable; a comma is part of the expression)")
 	f.BoolVarP(&r.verbose, "verbose", "v", false, "print every spec's steps as it runs")
@@ -79,7 +86,6 @@ codes mean kubeproof itself could not do its job (see kubeproof --help).`,
 	f.BoolVar(&r.dryRun, "dry-run", false, "list the specs the selection would run and the claims they decide; bring nothing up")
 	f.BoolVar(&r.failOnRefuted, "fail-on-refuted", false, "exit with code 10 when a documented claim is refuted (by default refuted documentation is reported, not failed)")
 	r.sel.addFlags(cmd, true)
-	return cmd
 }
 
 func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
@@ -447,7 +453,7 @@ claims reports there again, with the catalog of this binary and --claims-file.`,
 	}
 	cmd.Flags().StringVar(&dir, "report-dir", "kubeproof-report", "the run's report directory")
 	sel.addFlags(cmd, true)
-	cmd.AddCommand(newReportDiffCommand())
+	cmd.AddCommand(newReportDiffCommand(), newReportMergeCommand())
 	return cmd
 }
 

@@ -17,6 +17,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -78,6 +80,9 @@ type Info struct {
 	CA *KeyPairFiles `json:"ca,omitempty"`
 	// ContainerdAddress is the node's containerd socket, with NodeExec.
 	ContainerdAddress string `json:"containerdAddress,omitempty"`
+	// Ctr is containerd's CLI on the node, of the node's containerd
+	// release (with NodeExec); empty means ctr from the node's PATH.
+	Ctr string `json:"ctr,omitempty"`
 	// NodeExec says how to run a command on a node, in the node's network
 	// namespace; set exactly when the cluster has the NodeExec capability.
 	NodeExec *NodeExecSpec `json:"nodeExec,omitempty"`
@@ -303,12 +308,53 @@ func ParseComponentArgs(specs []string) (map[string][]string, error) {
 // DefaultName is the name of a cluster kubeproof makes when none is given.
 const DefaultName = "kubeproof"
 
-// The releases a cluster kubeproof makes runs when none are given: those
-// kubeproof is tested with.
-const (
-	DefaultKubernetesVersion = "v1.36.3"
-	DefaultEtcdVersion       = "v3.6.16"
-)
+// DefaultKubernetesVersion is the release a cluster kubeproof makes runs
+// when none is given: the newest kubeproof is tested with.
+const DefaultKubernetesVersion = "v1.37.2"
+
+// etcdReleases is the etcd kubeproof builds for each Kubernetes minor
+// release: the newest patch of the etcd minor that release's kubeadm
+// installs (its constants.DefaultEtcdVersion: 3.6 up to 1.36, 3.7 from 1.37).
+var etcdReleases = map[string]string{
+	"v1.34": "v3.6.16",
+	"v1.35": "v3.6.16",
+	"v1.36": "v3.6.16",
+	"v1.37": "v3.7.3",
+}
+
+// SupportedKubernetesMinors are the minor releases kubeproof can build and
+// run, oldest first.
+func SupportedKubernetesMinors() []string {
+	minors := make([]string, 0, len(etcdReleases))
+	for m := range etcdReleases {
+		minors = append(minors, m)
+	}
+	sort.Slice(minors, func(i, j int) bool { return minorNumber(minors[i]) < minorNumber(minors[j]) })
+	return minors
+}
+
+// EtcdVersionFor is the etcd release that goes with a Kubernetes release
+// (v1.37.2 -> v3.7.3); a release kubeproof does not know gets the newest's.
+func EtcdVersionFor(kubernetesVersion string) string {
+	if v, ok := etcdReleases[kubernetesMinor(kubernetesVersion)]; ok {
+		return v
+	}
+	return etcdReleases[kubernetesMinor(DefaultKubernetesVersion)]
+}
+
+// kubernetesMinor is "v1.37" of "v1.37.2".
+func kubernetesMinor(version string) string {
+	parts := strings.SplitN(version, ".", 3)
+	if len(parts) < 2 {
+		return version
+	}
+	return parts[0] + "." + parts[1]
+}
+
+func minorNumber(minor string) int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(minor, "v1."))
+	return n
+}
 
 // DefaultCacheDir is where built binaries and images are kept:
 // $KUBEPROOF_CACHE_DIR, else the user's cache directory.
@@ -374,7 +420,7 @@ func (s Shape) WithDefaults() Shape {
 		s.KubernetesVersion = DefaultKubernetesVersion
 	}
 	if s.EtcdVersion == "" {
-		s.EtcdVersion = DefaultEtcdVersion
+		s.EtcdVersion = EtcdVersionFor(s.KubernetesVersion)
 	}
 	if s.CacheDir == "" {
 		s.CacheDir = DefaultCacheDir()

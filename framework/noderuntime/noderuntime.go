@@ -29,8 +29,12 @@ func Containers(ctx context.Context, info *cluster.Info, node, namespace, pod st
 	if info.ContainerdAddress == "" {
 		return nil, fmt.Errorf("%s", info.Missing(cluster.NodeExec))
 	}
+	program := info.Ctr
+	if program == "" {
+		program = "ctr"
+	}
 	ctr := func(args ...string) ([]byte, error) {
-		return info.RunOnNode(ctx, node, append([]string{"ctr", "--address", info.ContainerdAddress, "--namespace", "k8s.io"}, args...)...)
+		return info.RunOnNode(ctx, node, append([]string{program, "--address", info.ContainerdAddress, "--namespace", "k8s.io"}, args...)...)
 	}
 	// Only the Pod's containers, by the labels the CRI plugin gives them:
 	// a node runs many, and each info is a command of its own.

@@ -107,19 +107,26 @@ func timingChart(r Report) template.HTML {
 
 func num(f float64) string { return fmt.Sprintf("%g", f) }
 
-var page = template.Must(template.New("claims").Funcs(template.FuncMap{
-	"color":    func(v claims.Verdict) string { return verdictColor[string(v)] },
-	"evidence": evidenceText,
-}).Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>kubeproof claims</title>
-<style>
+// pageStyle is the look of every kubeproof HTML report (claims.html,
+// matrix.html).
+const pageStyle = `<style>
 body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}
 table{border-collapse:collapse;width:100%;margin-bottom:2em}
 th,td{border:1px solid #ccc;padding:6px;vertical-align:top;text-align:left;font-size:14px}
 th{background:#f5f5f5}.verdict{color:#fff;font-weight:bold;white-space:nowrap}
 .quote{font-weight:500}.statement{font-style:italic;color:#444}.meta{color:#777;font-size:12px}
 ul.obs{margin:4px 0 0 0;padding-left:18px;font-family:monospace;font-size:12px}.legend{font-size:12px}
-</style></head><body>
+</style>`
+
+var pageFuncs = template.FuncMap{
+	"color":    func(v claims.Verdict) string { return verdictColor[string(v)] },
+	"evidence": evidenceText,
+	"style":    func() template.HTML { return pageStyle },
+}
+
+var page = template.Must(template.New("claims").Funcs(pageFuncs).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>kubeproof claims</title>
+{{style}}</head><body>
 <h1>kubeproof: documented claims checked against a real cluster</h1>
 <p>Cluster: provider <b>{{.Cluster.Provider}}</b>, name <code>{{.Cluster.Name}}</code>, Kubernetes <b>{{.Cluster.KubernetesVersion}}</b>, {{.Cluster.Nodes}} node(s). Generated {{.GeneratedAt.Format "2006-01-02 15:04:05 MST"}}.</p>
 {{if .Partial}}<p style="background:#fff3e0;padding:8px"><b>Partial report</b>: {{.Partial}}.</p>{{end}}

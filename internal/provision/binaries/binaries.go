@@ -43,6 +43,10 @@ var EtcdCommands = map[string]string{
 type Options struct {
 	KubernetesVersion string
 	EtcdVersion       string
+	// ContainerdVersion and RuncVersion are the container runtime's
+	// releases; empty means the defaults above.
+	ContainerdVersion string
+	RuncVersion       string
 	// CacheDir is kubeproof's cache root; binaries live in CacheDir/binaries.
 	CacheDir string
 	// Go is the go command to build with; empty means "go" from PATH.
@@ -50,18 +54,33 @@ type Options struct {
 	Progress *progress.Printer
 }
 
-// Set locates the cached programs of one Kubernetes and one etcd version.
+// Set locates the cached programs of one Kubernetes, etcd, containerd and
+// runc version.
 type Set struct {
 	KubernetesDir string
 	EtcdDir       string
+	ContainerdDir string
+	RuncDir       string
 }
 
-// Path returns the path of a program of the set (a Kubernetes or etcd command).
+// Path returns the path of a program of the set (a Kubernetes, etcd,
+// containerd or runc command).
 func (s Set) Path(name string) string {
 	if _, ok := EtcdCommands[name]; ok {
 		return filepath.Join(s.EtcdDir, name)
 	}
+	if _, ok := ContainerdCommands[name]; ok {
+		return filepath.Join(s.ContainerdDir, name)
+	}
+	if _, ok := RuncCommands[name]; ok {
+		return filepath.Join(s.RuncDir, name)
+	}
 	return filepath.Join(s.KubernetesDir, name)
+}
+
+// dirs are the set's cache directories, each built by one function.
+func (s Set) dirs() []string {
+	return []string{s.KubernetesDir, s.EtcdDir, s.ContainerdDir, s.RuncDir}
 }
 
 // Locate returns the set for opts without building anything; it fails when
@@ -72,9 +91,12 @@ func Locate(opts Options) (Set, error) {
 		KubernetesDir: filepath.Join(opts.CacheDir, "binaries", "kubernetes-"+opts.KubernetesVersion),
 		EtcdDir:       filepath.Join(opts.CacheDir, "binaries", "etcd-"+opts.EtcdVersion),
 	}
-	if !complete(set.KubernetesDir) || !complete(set.EtcdDir) {
-		return set, fmt.Errorf("binaries for Kubernetes %s and etcd %s are not built yet in %s (run `kubeproof prepare`)",
-			opts.KubernetesVersion, opts.EtcdVersion, filepath.Join(opts.CacheDir, "binaries"))
+	set.ContainerdDir, set.RuncDir = runtimeDirs(opts)
+	for _, dir := range set.dirs() {
+		if !complete(dir) {
+			return set, fmt.Errorf("binaries for Kubernetes %s, etcd %s, containerd %s and runc %s are not built yet in %s (run `kubeproof prepare`)",
+				opts.KubernetesVersion, opts.EtcdVersion, opts.ContainerdVersion, opts.RuncVersion, filepath.Join(opts.CacheDir, "binaries"))
+		}
 	}
 	return set, nil
 }
@@ -87,6 +109,12 @@ func Ensure(ctx context.Context, opts Options) (Set, error) {
 	}
 	if err := validVersion(opts.EtcdVersion); err != nil {
 		return Set{}, exitcode.With(exitcode.Usage, fmt.Errorf("etcd version: %w", err))
+	}
+	if err := validVersion(opts.ContainerdVersion); err != nil {
+		return Set{}, exitcode.With(exitcode.Usage, fmt.Errorf("containerd version: %w", err))
+	}
+	if err := validVersion(opts.RuncVersion); err != nil {
+		return Set{}, exitcode.With(exitcode.Usage, fmt.Errorf("runc version: %w", err))
 	}
 	set, err := Locate(opts)
 	if err == nil {
@@ -105,14 +133,12 @@ func Ensure(ctx context.Context, opts Options) (Set, error) {
 	}
 	defer unlock()
 
-	if !complete(set.KubernetesDir) {
-		if err := buildKubernetes(ctx, opts, set.KubernetesDir); err != nil {
-			return Set{}, err
-		}
-	}
-	if !complete(set.EtcdDir) {
-		if err := buildEtcd(ctx, opts, set.EtcdDir); err != nil {
-			return Set{}, err
+	builders := []func(context.Context, Options, string) error{buildKubernetes, buildEtcd, buildContainerd, buildRunc}
+	for i, dir := range set.dirs() {
+		if !complete(dir) {
+			if err := builders[i](ctx, opts, dir); err != nil {
+				return Set{}, err
+			}
 		}
 	}
 	return set, nil
@@ -123,7 +149,13 @@ func (o Options) withDefaults() Options {
 		o.KubernetesVersion = cluster.DefaultKubernetesVersion
 	}
 	if o.EtcdVersion == "" {
-		o.EtcdVersion = cluster.DefaultEtcdVersion
+		o.EtcdVersion = cluster.EtcdVersionFor(o.KubernetesVersion)
+	}
+	if o.ContainerdVersion == "" {
+		o.ContainerdVersion = DefaultContainerdVersion
+	}
+	if o.RuncVersion == "" {
+		o.RuncVersion = DefaultRuncVersion
 	}
 	if o.CacheDir == "" {
 		o.CacheDir = cluster.DefaultCacheDir()

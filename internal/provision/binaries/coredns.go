@@ -37,7 +37,7 @@ func EnsureCoreDNS(ctx context.Context, opts Options, version string) (string, e
 	if complete(dir) {
 		return bin, nil
 	}
-	if err := buildModuleCommands(ctx, opts, "coredns", version, map[string]string{"coredns": CoreDNSModule}, dir); err != nil {
+	if err := buildModuleCommands(ctx, opts, "coredns", version, map[string]string{"coredns": CoreDNSModule}, dir, goBuild{}); err != nil {
 		return "", err
 	}
 	return bin, nil

@@ -5,18 +5,27 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 )
 
 func buildEtcd(ctx context.Context, opts Options, dir string) error {
-	return buildModuleCommands(ctx, opts, "etcd", opts.EtcdVersion, EtcdCommands, dir)
+	return buildModuleCommands(ctx, opts, "etcd", opts.EtcdVersion, EtcdCommands, dir, goBuild{})
+}
+
+// goBuild is what a module's own build sets beyond -trimpath: build tags,
+// extra linker flags, and cgo for the one program that links a C library.
+type goBuild struct {
+	tags    string
+	ldflags string
+	cgo     bool
 }
 
 // buildModuleCommands builds commands (program name -> package) of one
 // module release through a generated module that requires just that
 // release, so the module's own go.mod decides every dependency.
-func buildModuleCommands(ctx context.Context, opts Options, name, version string, commands map[string]string, dir string) error {
+func buildModuleCommands(ctx context.Context, opts Options, name, version string, commands map[string]string, dir string, how goBuild) error {
 	wrapper, err := wrapperDir(opts, name+"-"+version)
 	if err != nil {
 		return err
@@ -28,10 +37,17 @@ func buildModuleCommands(ctx context.Context, opts Options, name, version string
 		if err := g.run(ctx, nil, "mod", "tidy"); err != nil {
 			return fmt.Errorf("resolve modules: %w", err)
 		}
+		if how.cgo {
+			g.env = append(g.env, "CGO_ENABLED=1")
+		}
 		// Packages may end in a major version (/v3): name each output.
 		for _, prog := range sortedKeys(commands) {
-			if err := g.run(ctx, onLine, "build", "-v", "-trimpath", "-ldflags", "-s -w",
-				"-o", filepath.Join(out, prog), commands[prog]); err != nil {
+			args := []string{"build", "-v", "-trimpath", "-ldflags", strings.TrimSpace("-s -w " + how.ldflags)}
+			if how.tags != "" {
+				args = append(args, "-tags", how.tags)
+			}
+			args = append(args, "-o", filepath.Join(out, prog), commands[prog])
+			if err := g.run(ctx, onLine, args...); err != nil {
 				return err
 			}
 		}
@@ -47,7 +63,7 @@ func wrapperGoMod(name, version string, commands map[string]string) []byte {
 	b.WriteString("module kubeproof.local/" + name + "-build\n\ngo 1.24\n\nrequire (\n")
 	modules := map[string]bool{}
 	for _, pkg := range commands {
-		modules[pkg] = true
+		modules[moduleOf(pkg)] = true
 	}
 	for _, m := range sortedKeys(modules) {
 		fmt.Fprintf(&b, "\t%s %s\n", m, version)
@@ -59,6 +75,20 @@ func wrapperGoMod(name, version string, commands map[string]string) []byte {
 	b.WriteString(")\n")
 	return []byte(b.String())
 }
+
+// moduleOf is the module of a command's package: the path up to its major
+// version element (.../v2/cmd/ctr -> .../v2), else the whole path.
+func moduleOf(pkg string) string {
+	parts := strings.Split(pkg, "/")
+	for i := len(parts) - 1; i > 0; i-- {
+		if majorVersionRE.MatchString(parts[i]) {
+			return strings.Join(parts[:i+1], "/")
+		}
+	}
+	return pkg
+}
+
+var majorVersionRE = regexp.MustCompile(`^v[2-9][0-9]*$`)
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

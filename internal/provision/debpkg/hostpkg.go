@@ -1,5 +1,5 @@
 // Package debpkg installs the Debian packages a local cluster needs
-// (container runtime, CNI plugins, iptables), idempotently: packages already
+// (CNI plugins, iptables and the tools the providers call), idempotently: packages already
 // installed are left alone, and nothing runs when all are present.
 package debpkg
 
@@ -21,10 +21,10 @@ type Package struct {
 	File string
 }
 
-// LocalCluster are the packages the local provider runs.
+// LocalCluster are the packages the local provider runs. containerd and
+// runc are not among them: they are built from Go modules (package
+// binaries), as a kubelet of 1.37 or newer needs a containerd 2.
 var LocalCluster = []Package{
-	{"containerd", "/usr/bin/containerd"},
-	{"runc", "/usr/sbin/runc"},
 	{"containernetworking-plugins", "/usr/lib/cni/bridge"},
 	{"iptables", "/usr/sbin/iptables"},
 	{"conntrack", "/usr/sbin/conntrack"},

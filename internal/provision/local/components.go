@@ -24,7 +24,7 @@ func components(c Config, l layout, bin binaries.Set) []component {
 
 	all := append(etcdComponents(c, l, bin.Path("etcd")), []component{
 		{name: APIServer, args: apiServerArgs(c, l, bin, strings.Join(c.etcdClientURLs(), ","))},
-		{name: Containerd, inNode: true, args: []string{"containerd", "--config=" + l.conf("containerd.toml")}},
+		{name: Containerd, inNode: true, args: []string{bin.Path(Containerd), "--config=" + l.conf("containerd.toml")}},
 		{name: ControllerManager, args: append(controlPlaneArgs(bin, l, ControllerManager, host, c.ControllerManagerPort),
 			"--controllers=*,bootstrapsigner,tokencleaner",
 			"--use-service-account-credentials=true",

@@ -153,17 +153,24 @@ func TestKubeProxyConfigDecodesStrictly(t *testing.T) {
 func TestContainerdConfigParses(t *testing.T) {
 	l := layout{name: "t"}
 	var conf map[string]any
-	if _, err := toml.Decode(containerdConfig(l), &conf); err != nil {
+	bin := binaries.Set{ContainerdDir: "/cache/containerd", RuncDir: "/cache/runc"}
+	if _, err := toml.Decode(containerdConfig(l, bin), &conf); err != nil {
 		t.Fatalf("containerd config: %v", err)
 	}
-	if conf["root"] != l.containerdRoot() {
-		t.Errorf("root = %v", conf["root"])
+	if conf["root"] != l.containerdRoot() || conf["version"] != int64(3) {
+		t.Errorf("root = %v, version = %v", conf["root"], conf["version"])
 	}
-	cri := conf["plugins"].(map[string]any)["io.containerd.grpc.v1.cri"].(map[string]any)
-	if cri["restrict_oom_score_adj"] != true {
+	plugins := conf["plugins"].(map[string]any)
+	rt := plugins["io.containerd.cri.v1.runtime"].(map[string]any)
+	if rt["restrict_oom_score_adj"] != true {
 		t.Error("restrict_oom_score_adj must be set")
 	}
-	if p := cri["registry"].(map[string]any)["config_path"]; p != l.registryHostsDir() {
+	runc := rt["containerd"].(map[string]any)["runtimes"].(map[string]any)["runc"].(map[string]any)
+	if runc["runtime_path"] != "/cache/containerd/containerd-shim-runc-v2" || runc["options"].(map[string]any)["BinaryName"] != "/cache/runc/runc" {
+		t.Errorf("runc runtime = %v: want the shim and runc of the cache", runc)
+	}
+	img := plugins["io.containerd.cri.v1.images"].(map[string]any)
+	if p := img["registry"].(map[string]any)["config_path"]; p != l.registryHostsDir() {
 		t.Errorf("registry config_path = %v", p)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kubeproof/kubeproof/internal/provision/binaries"
+
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/internal/pki"
@@ -14,10 +16,13 @@ import (
 )
 
 // containerdConfig keeps containerd's root, state, socket, CNI config and
-// registry hosts (package registryhosts) in the cluster's own directories. restrict_oom_score_adj is required on hosts
-// without CAP_SYS_RESOURCE (runc fails to create any sandbox otherwise).
-func containerdConfig(l layout) string {
-	return fmt.Sprintf(`version = 2
+// registry hosts (package registryhosts) in the cluster's own directories,
+// and names the shim and runc built for this cluster, so no containerd or
+// runc of the host is used. It is containerd 2's configuration (version 3).
+// restrict_oom_score_adj is required on hosts without CAP_SYS_RESOURCE (runc
+// fails to create any sandbox otherwise).
+func containerdConfig(l layout, bin binaries.Set) string {
+	return fmt.Sprintf(`version = 3
 root = %q
 state = %q
 disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.tracing.processor.v1.otlp"]
@@ -35,30 +40,38 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   address = ""
 
 [plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = %q
-  restrict_oom_score_adj = true
-  netns_mounts_under_state_dir = true
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
+
+[plugins."io.containerd.cri.v1.images"]
+  snapshotter = "overlayfs"
+  [plugins."io.containerd.cri.v1.images".pinned_images]
+    sandbox = %q
+  [plugins."io.containerd.cri.v1.images".registry]
+    config_path = %q
+
+[plugins."io.containerd.cri.v1.runtime"]
+  restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
   enable_selinux = false
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
+  [plugins."io.containerd.cri.v1.runtime".containerd]
     default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+      runtime_path = %q
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+        BinaryName = %q
         SystemdCgroup = false
         Root = %q
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = %q
+  [plugins."io.containerd.cri.v1.runtime".cni]
+    bin_dirs = [%q]
     conf_dir = %q
-  [plugins."io.containerd.grpc.v1.cri".registry]
-    config_path = %q
 
 [plugins."io.containerd.internal.v1.opt"]
   path = %q
 `, l.containerdRoot(), l.containerdState(), l.containerdSock(), l.containerdSock()+".ttrpc",
-		images.Pause.Ref, l.runcRoot(), l.cniBinDir(), l.cniConfDir(), l.registryHostsDir(), l.containerdRoot()+"/opt")
+		images.Pause.Ref, l.registryHostsDir(), bin.Path("containerd-shim-runc-v2"), bin.Path("runc"), l.runcRoot(),
+		l.cniBinDir(), l.cniConfDir(), l.containerdRoot()+"/opt")
 }
 
 // kubeletConfig is the kubelet's configuration file.
@@ -132,10 +145,10 @@ iptables:
 }
 
 // writeConfigFiles writes the component configuration files.
-func writeConfigFiles(c Config, l layout) error {
+func writeConfigFiles(c Config, l layout, bin binaries.Set) error {
 	files := map[string]string{
 		l.conf("audit-policy.yaml"):   cluster.AuditPolicy,
-		l.conf("containerd.toml"):     containerdConfig(l),
+		l.conf("containerd.toml"):     containerdConfig(l, bin),
 		l.conf("kubelet.yaml"):        kubeletConfig(c, l),
 		l.conf("kube-proxy.yaml"):     kubeProxyConfig(c, l),
 		l.conf("authentication.yaml"): string(c.AuthenticationConfig),

@@ -101,6 +101,7 @@ func (p *Provider) info(bin binaries.Set) *cluster.Info {
 		},
 		CA:                &cluster.KeyPairFiles{CertFile: l.pki("ca.crt"), KeyFile: l.pki("ca.key")},
 		ContainerdAddress: l.containerdSock(),
+		Ctr:               bin.Path("ctr"),
 		// The node shares this machine's filesystem, not its network:
 		// commands run here, in the node's network namespace.
 		NodeExec:    &cluster.NodeExecSpec{Prefix: []string{"ip", "netns", "exec", l.netns()}},

@@ -264,7 +264,7 @@ func (p *Provider) create(ctx context.Context, st *state, bin binaries.Set, tars
 			if err := makePKI(c, l); err != nil {
 				return err
 			}
-			return writeConfigFiles(c, l)
+			return writeConfigFiles(c, l, bin)
 		}},
 		bringup.Step{Name: fmt.Sprintf("node network namespace %s (node %s, host %s)", l.netns(), nw.nodeIP, nw.hostIP), Run: func(ctx context.Context) error {
 			return setupNetwork(ctx, c, l)
@@ -322,9 +322,9 @@ func (p *Provider) create(ctx context.Context, st *state, bin binaries.Set, tars
 	// containerd (and the image import) runs beside etcd and the API server.
 	runtimeReady := make(chan error, 1)
 	go func() {
-		err := startAndWait(Containerd, componentTimeout, func(ctx context.Context) (string, error) { return ctr(ctx, l, "version") })
+		err := startAndWait(Containerd, componentTimeout, func(ctx context.Context) (string, error) { return ctr(ctx, bin, l, "version") })
 		if err == nil {
-			err = importImages(ctx, l, tars)
+			err = importImages(ctx, bin, l, tars)
 		}
 		runtimeReady <- err
 	}()
@@ -511,19 +511,20 @@ func describeNode(n *corev1.Node) string {
 	return fmt.Sprintf("node %s %s", n.Name, strings.Join(parts, " "))
 }
 
-// ctr runs containerd's CLI against the cluster's containerd.
-func ctr(ctx context.Context, l layout, args ...string) (string, error) {
+// ctr runs containerd's CLI (of the cluster's containerd release) against
+// the cluster's containerd.
+func ctr(ctx context.Context, bin binaries.Set, l layout, args ...string) (string, error) {
 	full := append([]string{"--address", l.containerdSock(), "--namespace", "k8s.io"}, args...)
-	out, err := exec.CommandContext(ctx, "ctr", full...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, bin.Path("ctr"), full...).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("ctr %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
 	return strings.TrimSpace(string(out)), nil
 }
 
-func importImages(ctx context.Context, l layout, tars map[string]string) error {
+func importImages(ctx context.Context, bin binaries.Set, l layout, tars map[string]string) error {
 	for ref, tar := range tars {
-		if _, err := ctr(ctx, l, "images", "import", tar); err != nil {
+		if _, err := ctr(ctx, bin, l, "images", "import", tar); err != nil {
 			return fmt.Errorf("load image %s: %w", ref, err)
 		}
 	}

@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kubeproof/kubeproof/framework/cluster"
+
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
@@ -50,6 +52,9 @@ func Ensure(ctx context.Context, opts Options) (string, error) {
 	if pr == nil {
 		pr = progress.Discard()
 		opts.Progress = pr
+	}
+	if opts.EtcdVersion == "" {
+		opts.EtcdVersion = cluster.EtcdVersionFor(opts.KubernetesVersion)
 	}
 	bin, err := binaries.Ensure(ctx, binaries.Options{
 		KubernetesVersion: opts.KubernetesVersion, EtcdVersion: opts.EtcdVersion, CacheDir: opts.CacheDir, Progress: pr,

@@ -1,0 +1,58 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubeproof/kubeproof/framework/claims"
+)
+
+// other is sample() as another release saw it: the timing claim confirmed.
+func other() Report {
+	r := sample()
+	r.Cluster.KubernetesVersion = "v1.37.2"
+	d := &r.Documents[0]
+	for i := range d.Claims {
+		if d.Claims[i].Claim.ID == "X-TIME" {
+			d.Claims[i].Verdict = claims.Confirmed
+			d.Claims[i].Observations = []claims.Observation{{Evidence: "t.ms", Want: "between 100 and 500", Observed: 120.0, Found: true, Holds: true}}
+		}
+	}
+	return r
+}
+
+func TestMatrixPutsDifferencesFirstWithBothSides(t *testing.T) {
+	runs := []Report{sample(), other()}
+	dirs := []string{"/r/a", "/r/b"}
+	m := NewMatrix(runs, RunNames(runs, dirs), dirs)
+	if len(m.Runs) != 2 || m.Runs[0].Name != "local v1.36.3" || m.Runs[1].Name != "local v1.37.2" {
+		t.Fatalf("runs = %+v", m.Runs)
+	}
+	if len(m.Claims) != 2 || m.Claims[0].Claim.ID != "X-TIME" || !m.Claims[0].Differs || m.Claims[1].Differs {
+		t.Fatalf("claims = %+v: want the differing X-TIME first", m.Claims)
+	}
+	dir := t.TempDir()
+	if err := WriteMatrixFiles(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "matrix.md"))
+	for _, want := range []string{"Claims whose verdict differs (1)", "**local v1.36.3**: refuted: ✗ t.ms = 3.6", "**local v1.37.2**: confirmed: ✓ t.ms = 120"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("matrix.md lacks %q:\n%s", want, md)
+		}
+	}
+	html, _ := os.ReadFile(filepath.Join(dir, "matrix.html"))
+	if !strings.Contains(string(html), "X-TIME") || !strings.Contains(string(html), "<style>") {
+		t.Errorf("matrix.html lacks the claim or the report style")
+	}
+}
+
+func TestRunNamesTellEqualRunsApart(t *testing.T) {
+	runs := []Report{sample(), sample()}
+	names := RunNames(runs, []string{"/x/ci-job-1", "/x/ci-job-2"})
+	if names[0] == names[1] || !strings.HasSuffix(names[1], "(ci-job-2)") {
+		t.Errorf("names = %q", names)
+	}
+}
