@@ -24,6 +24,9 @@ import (
 
 type benchOptions struct {
 	providers []string
+	// releases are the Kubernetes releases to measure each provider on;
+	// empty: --kubernetes-version alone.
+	releases []string
 	rounds    int
 	pods      int
 	suites    bool
@@ -43,8 +46,9 @@ type benchResult struct {
 }
 
 type providerBench struct {
-	Provider string       `json:"provider"`
-	Nodes    int          `json:"nodes"`
+	Provider          string `json:"provider"`
+	KubernetesVersion string `json:"kubernetesVersion"`
+	Nodes             int    `json:"nodes"`
 	Rounds   []roundBench `json:"rounds"`
 	// ComponentPeakMiB is each component process's peak resident memory in
 	// the last round, read before the cluster goes down (providers whose
@@ -103,21 +107,35 @@ median, least and most over the rounds. Nothing here passes or fails on a number
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				return exitcode.Errorf(exitcode.Usage, "--output: %v", err)
 			}
+			releases := b.releases
+			if len(releases) == 0 {
+				releases = []string{o.kubernetesVersion}
+			}
+			for _, v := range releases {
+				if !releaseRE.MatchString(v) {
+					return exitcode.Errorf(exitcode.Usage, "--kubernetes-versions: %q is not a release version like v1.37.2", v)
+				}
+			}
 			res := benchResult{GeneratedAt: time.Now().UTC(), Kubeproof: version(), CPUs: runtime.NumCPU()}
 			for _, name := range b.providers {
 				if !makesClusters(name) {
 					return exitcode.Errorf(exitcode.Usage, "--providers %s: bench brings clusters up, so only local and kind", name)
 				}
 				o.provider = name
-				pb := providerBench{Provider: name}
-				for i := range b.rounds {
-					rb, err := benchRound(cmd, o, b, &pb, filepath.Join(out, fmt.Sprintf("%s-round-%d", name, i+1)))
-					if err != nil {
-						return err
+				for _, v := range releases {
+					if len(b.releases) > 0 {
+						o.kubernetesVersion, o.etcdVersion = v, ""
 					}
-					pb.Rounds = append(pb.Rounds, rb)
+					pb := providerBench{Provider: name, KubernetesVersion: v}
+					for i := range b.rounds {
+						rb, err := benchRound(cmd, o, b, &pb, filepath.Join(out, fmt.Sprintf("%s-%s-round-%d", name, v, i+1)))
+						if err != nil {
+							return err
+						}
+						pb.Rounds = append(pb.Rounds, rb)
+					}
+					res.Providers = append(res.Providers, pb)
 				}
-				res.Providers = append(res.Providers, pb)
 			}
 			res.HarnessPeakMiB = bench.SelfPeakRSSMiB()
 			return writeBench(out, res)
@@ -125,6 +143,7 @@ median, least and most over the rounds. Nothing here passes or fails on a number
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&b.providers, "providers", []string{"local"}, "providers to measure, in order: local, kind")
+	f.StringSliceVar(&b.releases, "kubernetes-versions", nil, "Kubernetes releases to measure each provider on, in order (default: --kubernetes-version)")
 	f.IntVar(&b.rounds, "rounds", 1, "bring-ups to measure per provider (the report gives the median, least and most)")
 	f.IntVar(&b.pods, "pods", 50, "Pods for the startup latency measurement")
 	f.BoolVar(&b.suites, "suites", true, "also run every suite, once per --parallel value, and measure it")
@@ -267,7 +286,7 @@ func benchRows(res benchResult) []benchRow {
 	var rows []benchRow
 	for _, p := range res.Providers {
 		over := func(what string, value func(roundBench) (float64, bool)) {
-			row := benchRow{what: what, provider: p.Provider}
+			row := benchRow{what: what, provider: p.Provider + " " + p.KubernetesVersion}
 			for _, r := range p.Rounds {
 				if v, ok := value(r); ok {
 					row.values = append(row.values, v)
@@ -322,7 +341,7 @@ func seconds(ms float64) string {
 func benchMarkdown(res benchResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# kubeproof benchmarks\n\n%s, kubeproof %s, %d CPUs. Seconds: median, least and most over the rounds.\n\n", res.GeneratedAt.Format(time.RFC3339), res.Kubeproof, res.CPUs)
-	fmt.Fprintln(&b, "| measurement | provider | rounds | median | least | most |")
+	fmt.Fprintln(&b, "| measurement | cluster | rounds | median | least | most |")
 	fmt.Fprintln(&b, "| --- | --- | --- | --- | --- | --- |")
 	for _, row := range benchRows(res) {
 		d := bench.Summarize(row.values)
@@ -332,7 +351,7 @@ func benchMarkdown(res benchResult) string {
 		if len(p.ComponentPeakMiB) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\nPeak resident memory of the %s cluster's processes (MiB, last round):", p.Provider)
+		fmt.Fprintf(&b, "\nPeak resident memory of the %s %s cluster's processes (MiB, last round):", p.Provider, p.KubernetesVersion)
 		for _, n := range slices.Sorted(maps.Keys(p.ComponentPeakMiB)) {
 			fmt.Fprintf(&b, " %s %.0f;", n, p.ComponentPeakMiB[n])
 		}

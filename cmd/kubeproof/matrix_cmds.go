@@ -123,12 +123,12 @@ func worse(a, b error) error {
 func newReportMergeCommand() *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
-		Use:   "merge DIR DIR...",
+		Use:   "merge DIR...",
 		Short: "Join report directories of runs on different releases or providers (e.g. CI jobs) into one matrix report",
 		Long: `merge reads claims.json from each report directory and writes matrix.md, matrix.html and
 matrix.json into --report-dir: every claim's verdict in each run, those that differ first,
 with the evidence on each side (the same report kubeproof matrix writes).`,
-		Args: usageArgs(cobra.MinimumNArgs(2)),
+		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(_ *cobra.Command, dirs []string) error {
 			return mergeReports(dirs, out)
 		},

@@ -124,24 +124,35 @@ func Ensure(ctx context.Context, opts Options) (Set, error) {
 	if _, err := newGoTool(opts, ""); err != nil {
 		return Set{}, err
 	}
-	if err := os.MkdirAll(filepath.Join(opts.CacheDir, "binaries"), 0o755); err != nil {
-		return Set{}, fmt.Errorf("create binaries cache: %w", err)
-	}
-	unlock, err := lock(filepath.Join(opts.CacheDir, "binaries", ".lock"))
-	if err != nil {
-		return Set{}, err
-	}
-	defer unlock()
-
 	builders := []func(context.Context, Options, string) error{buildKubernetes, buildEtcd, buildContainerd, buildRunc}
 	for i, dir := range set.dirs() {
-		if !complete(dir) {
-			if err := builders[i](ctx, opts, dir); err != nil {
-				return Set{}, err
-			}
+		if err := ensureDir(ctx, opts, dir, builders[i]); err != nil {
+			return Set{}, err
 		}
 	}
 	return set, nil
+}
+
+// ensureDir builds one cache directory unless it is complete. Each has a
+// lock of its own: two kubeproof processes never build the same release at
+// once (the second waits, then finds it built), while different releases
+// build side by side.
+func ensureDir(ctx context.Context, opts Options, dir string, build func(context.Context, Options, string) error) error {
+	if complete(dir) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return fmt.Errorf("create binaries cache: %w", err)
+	}
+	unlock, err := lock(dir + ".lock")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if complete(dir) {
+		return nil
+	}
+	return build(ctx, opts, dir)
 }
 
 func (o Options) withDefaults() Options {

@@ -3,7 +3,6 @@ package binaries
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 )
 
@@ -26,18 +25,10 @@ func EnsureCoreDNS(ctx context.Context, opts Options, version string) (string, e
 	if _, err := newGoTool(opts, ""); err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return "", fmt.Errorf("create binaries cache: %w", err)
-	}
-	unlock, err := lock(filepath.Join(opts.CacheDir, "binaries", ".lock"))
+	err := ensureDir(ctx, opts, dir, func(ctx context.Context, opts Options, dir string) error {
+		return buildModuleCommands(ctx, opts, "coredns", version, map[string]string{"coredns": CoreDNSModule}, dir, goBuild{})
+	})
 	if err != nil {
-		return "", err
-	}
-	defer unlock()
-	if complete(dir) {
-		return bin, nil
-	}
-	if err := buildModuleCommands(ctx, opts, "coredns", version, map[string]string{"coredns": CoreDNSModule}, dir, goBuild{}); err != nil {
 		return "", err
 	}
 	return bin, nil

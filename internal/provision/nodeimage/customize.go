@@ -58,36 +58,35 @@ func kindModule(ctx context.Context) (module, error) {
 // the node must be unpacked for.
 const Snapshotter = "overlayfs"
 
-// containerdConfig is the node's containerd configuration. kind's own
-// (images/base/files/etc/containerd/config.toml) is for containerd 2 in a
-// trixie base; this one is for bookworm's containerd 1.6 on cgroup v1 hosts
-// without CAP_SYS_RESOURCE, where containerd must not raise oom_score_adj.
-var containerdConfig = `version = 2
+// containerdConfig is the node's containerd configuration, for the
+// containerd 2 built from Go modules (version 3; kind's own,
+// images/base/files/etc/containerd/config.toml, is version 2, which
+// containerd 2 migrates). On cgroup v1 hosts without CAP_SYS_RESOURCE
+// containerd must not raise oom_score_adj.
+var containerdConfig = `version = 3
 
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "` + images.Pause.Ref + `"
-  tolerate_missing_hugepages_controller = true
-  restrict_oom_score_adj = true
-
-[plugins."io.containerd.grpc.v1.cri".containerd]
+[plugins."io.containerd.cri.v1.images"]
   snapshotter = "` + Snapshotter + `"
-  default_runtime_name = "runc"
   discard_unpacked_layers = true
+  [plugins."io.containerd.cri.v1.images".pinned_images]
+    sandbox = "` + images.Pause.Ref + `"
+  # Registry hosts (hosts.toml per registry), read at each pull: the kind
+  # provider writes one for a cluster's --image-registry.
+  [plugins."io.containerd.cri.v1.images".registry]
+    config_path = "/etc/containerd/certs.d"
 
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-  runtime_type = "io.containerd.runc.v2"
-
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-  SystemdCgroup = true
-
-[plugins."io.containerd.grpc.v1.cri".cni]
-  bin_dir = "/opt/cni/bin"
-  conf_dir = "/etc/cni/net.d"
-
-# Registry hosts (hosts.toml per registry), read at each pull: the kind
-# provider writes one for a cluster's --image-registry.
-[plugins."io.containerd.grpc.v1.cri".registry]
-  config_path = "/etc/containerd/certs.d"
+[plugins."io.containerd.cri.v1.runtime"]
+  tolerate_missing_hugetlb_controller = true
+  restrict_oom_score_adj = true
+  [plugins."io.containerd.cri.v1.runtime".containerd]
+    default_runtime_name = "runc"
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+        SystemdCgroup = true
+  [plugins."io.containerd.cri.v1.runtime".cni]
+    bin_dirs = ["/opt/cni/bin"]
+    conf_dir = "/etc/cni/net.d"
 `
 
 // defaultStorage is kind's storage manifest for our nodes: the in-tree
@@ -145,10 +144,7 @@ func customize(root, kindDir string, bin binaries.Set, version string) error {
 	links := map[string]string{
 		"usr/sbin/init": "/usr/lib/systemd/systemd",
 		// kind's units and scripts expect kind's own build locations.
-		"usr/local/bin/containerd": "/usr/bin/containerd",
-		"usr/local/bin/ctr":        "/usr/bin/ctr",
-		"usr/local/sbin/runc":      "/usr/sbin/runc",
-		"opt/cni/bin":              "/usr/lib/cni",
+		"opt/cni/bin": "/usr/lib/cni",
 		// Enabled units (systemctl enable) and a masked one.
 		"etc/systemd/system/multi-user.target.wants/kubelet.service":          "/etc/systemd/system/kubelet.service",
 		"etc/systemd/system/multi-user.target.wants/containerd.service":       "/etc/systemd/system/containerd.service",
@@ -165,8 +161,14 @@ func customize(root, kindDir string, bin binaries.Set, version string) error {
 			return fmt.Errorf("link %s: %w", link, err)
 		}
 	}
-	for _, prog := range []string{"kubeadm", "kubelet", "kubectl"} {
-		if err := copyFile(bin.Path(prog), filepath.Join(root, "usr/bin", prog), 0o755); err != nil {
+	// The runtime where kind's units and scripts look for it.
+	programs := map[string]string{
+		"kubeadm": "usr/bin", "kubelet": "usr/bin", "kubectl": "usr/bin",
+		"containerd": "usr/local/bin", "containerd-shim-runc-v2": "usr/local/bin", "ctr": "usr/local/bin",
+		"runc": "usr/local/sbin",
+	}
+	for prog, dir := range programs {
+		if err := copyFile(bin.Path(prog), filepath.Join(root, dir, prog), 0o755); err != nil {
 			return err
 		}
 	}

@@ -29,7 +29,7 @@ import (
 
 // recipe changes whenever the way the image is made changes, so that a
 // cached image from an older recipe is not reused.
-const recipe = "kubeproof-node/1"
+const recipe = "kubeproof-node/2"
 
 // Options say what to build the node image from.
 type Options struct {
@@ -78,7 +78,7 @@ func Ensure(ctx context.Context, opts Options) (string, error) {
 	if err != nil {
 		return "", exitcode.Errorf(exitcode.MissingTool, "%s not found beside kubeproof (build it with `make build`): %v", images.Pause.Program, err)
 	}
-	ref := Ref(opts.KubernetesVersion, inputsDigest(opts, refs, kind.Version, pause))
+	ref := Ref(opts.KubernetesVersion, inputsDigest(opts, bin, refs, kind.Version, pause))
 	if dockerHas(ctx, opts.DockerHost, ref) {
 		return ref, nil
 	}
@@ -121,10 +121,10 @@ func Ref(kubernetesVersion, digest string) string {
 }
 
 // inputsDigest names everything the image is made of.
-func inputsDigest(opts Options, kubeadmRefs []string, kindVersion string, pause []byte) string {
+func inputsDigest(opts Options, bin binaries.Set, kubeadmRefs []string, kindVersion string, pause []byte) string {
 	h := sha256.New()
 	fmt.Fprintln(h, recipe, suite, strings.Join(nodePackages, ","))
-	fmt.Fprintln(h, opts.KubernetesVersion, opts.EtcdVersion, kindVersion)
+	fmt.Fprintln(h, opts.KubernetesVersion, opts.EtcdVersion, kindVersion, filepath.Base(bin.ContainerdDir), filepath.Base(bin.RuncDir))
 	fmt.Fprintln(h, strings.Join(kubeadmRefs, ","))
 	fmt.Fprintln(h, containerdConfig)
 	h.Write(pause)
@@ -152,7 +152,7 @@ func build(ctx context.Context, opts Options, ref, rootfsTar string, bin binarie
 	if err != nil {
 		return err
 	}
-	if err := preload(ctx, root, work, comps); err != nil {
+	if err := preload(ctx, bin, root, work, comps); err != nil {
 		return err
 	}
 	return load(ctx, opts.DockerHost, ref, root, work)

@@ -8,17 +8,18 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/kubeproof/kubeproof/internal/provision/binaries"
+
 	"github.com/kubeproof/kubeproof/internal/provision/imagebuild"
 	"github.com/kubeproof/kubeproof/internal/provision/process"
 )
 
 // preload puts the component images into the node's containerd store
-// (root/var/lib/containerd, namespace k8s.io) with a containerd of this
-// machine's run for the purpose: the node runs the same containerd release
-// (both from bookworm), and kind's own builder does the same inside a build
-// container. Images are imported unpacked-later (the node unpacks on first
+// (root/var/lib/containerd, namespace k8s.io) with the node's own containerd
+// release run on this machine for the purpose, as kind's own builder does
+// inside a build container. Images are imported unpacked-later (the node unpacks on first
 // use) and pinned, so the kubelet's image GC never removes them.
-func preload(ctx context.Context, root, work string, comps []component) error {
+func preload(ctx context.Context, bin binaries.Set, root, work string, comps []component) error {
 	archives := filepath.Join(work, "images")
 	for i, c := range comps {
 		img, err := c.image(root)
@@ -37,7 +38,7 @@ func preload(ctx context.Context, root, work string, comps []component) error {
 	}
 	defer os.RemoveAll(tmp)
 	sock := filepath.Join(tmp, "c.sock")
-	cfg := fmt.Sprintf(`version = 2
+	cfg := fmt.Sprintf(`version = 3
 root = %q
 state = %q
 disabled_plugins = ["io.containerd.grpc.v1.cri"]
@@ -50,15 +51,15 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 		return fmt.Errorf("containerd for preloading: %w", err)
 	}
 	proc, err := process.Start("containerd (node image preload)",
-		[]string{"containerd", "--config", filepath.Join(tmp, "config.toml")}, filepath.Join(work, "containerd.log"), os.Environ())
+		[]string{bin.Path("containerd"), "--config", filepath.Join(tmp, "config.toml")}, filepath.Join(work, "containerd.log"), os.Environ())
 	if err != nil {
 		return err
 	}
 	defer func() { _ = proc.Stop(10 * time.Second) }()
 	ctr := func(args ...string) error {
-		return run(ctx, "ctr", append([]string{"--address", sock, "--namespace", "k8s.io"}, args...)...)
+		return run(ctx, bin.Path("ctr"), append([]string{"--address", sock, "--namespace", "k8s.io"}, args...)...)
 	}
-	if err := waitSocket(ctx, sock, proc); err != nil {
+	if err := waitSocket(ctx, bin.Path("ctr"), sock, proc); err != nil {
 		return err
 	}
 	for i, c := range comps {
@@ -76,14 +77,14 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 }
 
 // waitSocket waits for containerd's socket, or for it to exit.
-func waitSocket(ctx context.Context, sock string, proc *process.Proc) error {
+func waitSocket(ctx context.Context, ctrPath, sock string, proc *process.Proc) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		if _, err := os.Stat(sock); err == nil {
-			if exec.CommandContext(ctx, "ctr", "--address", sock, "version").Run() == nil {
+			if exec.CommandContext(ctx, ctrPath, "--address", sock, "version").Run() == nil {
 				return nil
 			}
 		}

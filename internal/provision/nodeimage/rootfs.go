@@ -23,11 +23,12 @@ import (
 // systemd 252 boots on the cgroup v1 hosts kubeproof runs on.
 const suite = "bookworm"
 
-// nodePackages are what a kind node runs besides Kubernetes: systemd as
-// PID 1, containerd and runc, the CNI plugins, and the tools kind's
+// nodePackages are what a kind node runs besides Kubernetes and the
+// container runtime (containerd and runc, built from Go modules like on the
+// local provider): systemd as PID 1, the CNI plugins, and the tools kind's
 // entrypoint, kubeadm and kube-proxy call.
 var nodePackages = []string{
-	"systemd", "dbus", "containerd", "runc", "containernetworking-plugins",
+	"systemd", "dbus", "containernetworking-plugins",
 	"iptables", "nftables", "conntrack", "iproute2", "ethtool", "socat",
 	"util-linux", "mount", "kmod", "libseccomp2", "procps", "ca-certificates", "bash",
 }
