@@ -27,11 +27,11 @@ type benchOptions struct {
 	// releases are the Kubernetes releases to measure each provider on;
 	// empty: --kubernetes-version alone.
 	releases []string
-	rounds    int
-	pods      int
-	suites    bool
-	parallel  []int
-	output    string
+	rounds   int
+	pods     int
+	suites   bool
+	parallel []int
+	output   string
 }
 
 // benchResult is what `kubeproof bench` writes to bench.json.
@@ -46,10 +46,10 @@ type benchResult struct {
 }
 
 type providerBench struct {
-	Provider          string `json:"provider"`
-	KubernetesVersion string `json:"kubernetesVersion"`
-	Nodes             int    `json:"nodes"`
-	Rounds   []roundBench `json:"rounds"`
+	Provider          string       `json:"provider"`
+	KubernetesVersion string       `json:"kubernetesVersion"`
+	Nodes             int          `json:"nodes"`
+	Rounds            []roundBench `json:"rounds"`
 	// ComponentPeakMiB is each component process's peak resident memory in
 	// the last round, read before the cluster goes down (providers whose
 	// components are processes on this machine; kind's run inside node
