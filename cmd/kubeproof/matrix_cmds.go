@@ -140,13 +140,9 @@ with the evidence on each side (the same report kubeproof matrix writes).`,
 // mergeReports writes the matrix of the runs in dirs into out and prints
 // its summary.
 func mergeReports(dirs []string, out string) error {
-	var runs []report.Report
-	for _, d := range dirs {
-		r, err := loadReport(d)
-		if err != nil {
-			return exitcode.With(exitcode.Usage, fmt.Errorf("report directory %s: %w", d, err))
-		}
-		runs = append(runs, r)
+	runs, err := loadReports(dirs)
+	if err != nil {
+		return err
 	}
 	m := report.NewMatrix(runs, report.RunNames(runs, dirs), dirs)
 	if err := report.WriteMatrixFiles(out, m); err != nil {
@@ -155,4 +151,18 @@ func mergeReports(dirs []string, out string) error {
 	report.MatrixTerminal(os.Stdout, m)
 	printer().Infof("matrix: %s", strings.Join([]string{filepath.Join(out, "matrix.md"), filepath.Join(out, "matrix.html"), filepath.Join(out, "matrix.json")}, ", "))
 	return nil
+}
+
+// loadReports reads claims.json of each report directory; one that cannot
+// be read is a usage error naming it.
+func loadReports(dirs []string) ([]report.Report, error) {
+	var runs []report.Report
+	for _, d := range dirs {
+		r, err := loadReport(d)
+		if err != nil {
+			return nil, exitcode.With(exitcode.Usage, fmt.Errorf("report directory %s: %w", d, err))
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
 }

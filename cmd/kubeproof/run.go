@@ -467,13 +467,9 @@ claim whose verdict is not the same in all of them; timing claims, whose verdict
 the machine's load, only with --timing. Exit code 1 when a verdict differs.`,
 		Args: usageArgs(cobra.MinimumNArgs(2)),
 		RunE: func(_ *cobra.Command, dirs []string) error {
-			var runs []report.Report
-			for _, d := range dirs {
-				r, err := loadReport(d)
-				if err != nil {
-					return exitcode.With(exitcode.Usage, err)
-				}
-				runs = append(runs, r)
+			runs, err := loadReports(dirs)
+			if err != nil {
+				return err
 			}
 			diffs := report.Diff(runs, timing)
 			report.WriteDiff(os.Stdout, dirs, diffs)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kubeproof/kubeproof/internal/provision/containerdconf"
+
 	"github.com/kubeproof/kubeproof/internal/provision/binaries"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
@@ -43,35 +45,21 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
 
-[plugins."io.containerd.cri.v1.images"]
-  snapshotter = "overlayfs"
-  [plugins."io.containerd.cri.v1.images".pinned_images]
-    sandbox = %q
-  [plugins."io.containerd.cri.v1.images".registry]
-    config_path = %q
-
-[plugins."io.containerd.cri.v1.runtime"]
-  restrict_oom_score_adj = true
-  netns_mounts_under_state_dir = true
-  enable_selinux = false
-  [plugins."io.containerd.cri.v1.runtime".containerd]
-    default_runtime_name = "runc"
-    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      runtime_path = %q
-      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
-        BinaryName = %q
-        SystemdCgroup = false
-        Root = %q
-  [plugins."io.containerd.cri.v1.runtime".cni]
-    bin_dirs = [%q]
-    conf_dir = %q
-
+%s
 [plugins."io.containerd.internal.v1.opt"]
   path = %q
 `, l.containerdRoot(), l.containerdState(), l.containerdSock(), l.containerdSock()+".ttrpc",
-		images.Pause.Ref, l.registryHostsDir(), bin.Path("containerd-shim-runc-v2"), bin.Path("runc"), l.runcRoot(),
-		l.cniBinDir(), l.cniConfDir(), l.containerdRoot()+"/opt")
+		containerdconf.CRI{
+			Snapshotter:        "overlayfs",
+			Sandbox:            images.Pause.Ref,
+			RegistryConfigPath: l.registryHostsDir(),
+			ShimPath:           bin.Path("containerd-shim-runc-v2"),
+			RuncPath:           bin.Path("runc"),
+			RuncRoot:           l.runcRoot(),
+			NetnsUnderStateDir: true,
+			CNIBinDir:          l.cniBinDir(),
+			CNIConfDir:         l.cniConfDir(),
+		}.Sections(), l.containerdRoot()+"/opt")
 }
 
 // kubeletConfig is the kubelet's configuration file.

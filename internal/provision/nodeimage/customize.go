@@ -12,6 +12,8 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/kubeproof/kubeproof/internal/provision/containerdconf"
+
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/internal/provision/binaries"
 )
@@ -63,31 +65,16 @@ const Snapshotter = "overlayfs"
 // images/base/files/etc/containerd/config.toml, is version 2, which
 // containerd 2 migrates). On cgroup v1 hosts without CAP_SYS_RESOURCE
 // containerd must not raise oom_score_adj.
-var containerdConfig = `version = 3
-
-[plugins."io.containerd.cri.v1.images"]
-  snapshotter = "` + Snapshotter + `"
-  discard_unpacked_layers = true
-  [plugins."io.containerd.cri.v1.images".pinned_images]
-    sandbox = "` + images.Pause.Ref + `"
-  # Registry hosts (hosts.toml per registry), read at each pull: the kind
-  # provider writes one for a cluster's --image-registry.
-  [plugins."io.containerd.cri.v1.images".registry]
-    config_path = "/etc/containerd/certs.d"
-
-[plugins."io.containerd.cri.v1.runtime"]
-  tolerate_missing_hugetlb_controller = true
-  restrict_oom_score_adj = true
-  [plugins."io.containerd.cri.v1.runtime".containerd]
-    default_runtime_name = "runc"
-    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
-        SystemdCgroup = true
-  [plugins."io.containerd.cri.v1.runtime".cni]
-    bin_dirs = ["/opt/cni/bin"]
-    conf_dir = "/etc/cni/net.d"
-`
+var containerdConfig = "version = 3\n\n" + containerdconf.CRI{
+	Snapshotter:           Snapshotter,
+	DiscardUnpackedLayers: true,
+	Sandbox:               images.Pause.Ref,
+	// The kind provider writes a hosts.toml here for --image-registry.
+	RegistryConfigPath: "/etc/containerd/certs.d",
+	SystemdCgroup:      true,
+	CNIBinDir:          "/opt/cni/bin",
+	CNIConfDir:         "/etc/cni/net.d",
+}.Sections()
 
 // defaultStorage is kind's storage manifest for our nodes: the in-tree
 // host-path provisioner (enabled in kube-controller-manager by the kind
