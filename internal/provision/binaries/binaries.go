@@ -222,6 +222,8 @@ type goTool struct {
 	path string
 	dir  string
 	env  []string
+	// planned counts the packages the builds so far need, if set.
+	planned *atomic.Int64
 }
 
 func newGoTool(opts Options, dir string) (*goTool, error) {
@@ -237,6 +239,32 @@ func newGoTool(opts Options, dir string) (*goTool, error) {
 		"CGO_ENABLED=0",
 	)
 	return &goTool{path: path, dir: dir, env: env}, nil
+}
+
+// build compiles pkgs (stripped, -trimpath, the flags of how) to output.
+// It first counts the packages outside the standard library the build
+// needs, for the progress line's estimate of what is left.
+func (g *goTool) build(ctx context.Context, onLine func(string), how goBuild, output string, pkgs ...string) error {
+	if g.planned != nil {
+		list := []string{"list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}"}
+		if how.tags != "" {
+			list = append(list, "-tags", how.tags)
+		}
+		var n int64
+		if err := g.run(ctx, func(l string) {
+			if l != "" {
+				n++
+			}
+		}, append(list, pkgs...)...); err == nil {
+			g.planned.Add(n)
+		}
+	}
+	args := []string{"build", "-v", "-trimpath", "-ldflags", strings.TrimSpace("-s -w " + how.ldflags)}
+	if how.tags != "" {
+		args = append(args, "-tags", how.tags)
+	}
+	args = append(args, "-o", output)
+	return g.run(ctx, onLine, append(args, pkgs...)...)
 }
 
 // run runs `go args...`; onLine, if set, sees every output line.
@@ -299,10 +327,12 @@ func buildInto(ctx context.Context, opts Options, what string, wrapperDir, dir s
 		return fmt.Errorf("create %s: %w", tmp, err)
 	}
 	var compiled atomic.Int64
+	g.planned = new(atomic.Int64)
 	onLine := func(string) { compiled.Add(1) }
 	done := opts.Progress.Step("building %s from Go modules (cold: minutes; cached afterwards in %s)", what, dir)
+	begin := time.Now()
 	stop := opts.Progress.Ticker(30*time.Second, "building "+what, func() string {
-		return fmt.Sprintf("%d packages compiled", compiled.Load())
+		return buildProgress(compiled.Load(), g.planned.Load(), time.Since(begin))
 	})
 	err = build(g, tmp, onLine)
 	stop()
@@ -361,4 +391,22 @@ func wrapperDir(opts Options, name string) (string, error) {
 		return "", fmt.Errorf("create build module %s: %w", dir, err)
 	}
 	return dir, nil
+}
+
+// buildProgress says how many packages were compiled and, once a tenth of
+// those planned are, about how long the rest takes at the same pace (std
+// packages and ones already in the build cache are not planned, so this
+// errs long).
+func buildProgress(compiled, planned int64, elapsed time.Duration) string {
+	if planned <= 0 || compiled < planned/10 {
+		return fmt.Sprintf("%d packages compiled", compiled)
+	}
+	if compiled >= planned {
+		return fmt.Sprintf("%d packages compiled, linking", compiled)
+	}
+	left := time.Duration(float64(elapsed) * float64(planned-compiled) / float64(compiled)).Round(time.Minute)
+	if left < time.Minute {
+		return fmt.Sprintf("%d of about %d packages compiled, under a minute left", compiled, planned)
+	}
+	return fmt.Sprintf("%d of about %d packages compiled, about %s left", compiled, planned, strings.TrimSuffix(left.String(), "0s"))
 }

@@ -120,3 +120,21 @@ func TestEnsureRejectsBadVersion(t *testing.T) {
 		t.Fatalf("exit code %v, want Usage: %v", exitcode.Of(err), err)
 	}
 }
+
+func TestBuildProgressEstimatesWhatIsLeft(t *testing.T) {
+	for _, c := range []struct {
+		compiled, planned int64
+		elapsed           time.Duration
+		want              string
+	}{
+		{10, 2400, time.Minute, "10 packages compiled"},
+		{600, 2400, 3 * time.Minute, "600 of about 2400 packages compiled, about 9m left"},
+		{2390, 2400, 10 * time.Minute, "2390 of about 2400 packages compiled, under a minute left"},
+		{2500, 2400, 10 * time.Minute, "2500 packages compiled, linking"},
+		{50, 0, time.Minute, "50 packages compiled"},
+	} {
+		if got := buildProgress(c.compiled, c.planned, c.elapsed); got != c.want {
+			t.Errorf("buildProgress(%d, %d, %s) = %q, want %q", c.compiled, c.planned, c.elapsed, got, c.want)
+		}
+	}
+}

@@ -42,12 +42,7 @@ func buildModuleCommands(ctx context.Context, opts Options, name, version string
 		}
 		// Packages may end in a major version (/v3): name each output.
 		for _, prog := range sortedKeys(commands) {
-			args := []string{"build", "-v", "-trimpath", "-ldflags", strings.TrimSpace("-s -w " + how.ldflags)}
-			if how.tags != "" {
-				args = append(args, "-tags", how.tags)
-			}
-			args = append(args, "-o", filepath.Join(out, prog), commands[prog])
-			if err := g.run(ctx, onLine, args...); err != nil {
+			if err := g.build(ctx, onLine, how, filepath.Join(out, prog), commands[prog]); err != nil {
 				return err
 			}
 		}

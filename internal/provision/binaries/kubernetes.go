@@ -43,14 +43,12 @@ func buildKubernetes(ctx context.Context, opts Options, dir string) error {
 		if err := g.run(ctx, nil, "mod", "tidy"); err != nil {
 			return fmt.Errorf("resolve modules: %w", err)
 		}
-		args := []string{"build", "-v", "-trimpath",
-			"-tags", "selinux,notest,grpcnotrace",
-			"-ldflags", versionLDFlags(version, releaseDate(info)),
-			"-o", out + string(os.PathSeparator)}
+		var pkgs []string
 		for _, c := range KubernetesCommands {
-			args = append(args, "k8s.io/kubernetes/cmd/"+c)
+			pkgs = append(pkgs, "k8s.io/kubernetes/cmd/"+c)
 		}
-		return g.run(ctx, onLine, args...)
+		how := goBuild{tags: "selinux,notest,grpcnotrace", ldflags: versionLDFlags(version, releaseDate(info))}
+		return g.build(ctx, onLine, how, out+string(os.PathSeparator), pkgs...)
 	})
 }
 
@@ -112,7 +110,7 @@ func stagingVersion(version string) (string, error) {
 // and the kubelet parse it, and `kubectl version` shows it.
 func versionLDFlags(version string, date time.Time) string {
 	parts := strings.SplitN(strings.TrimPrefix(version, "v"), ".", 3)
-	flags := []string{"-s", "-w"}
+	var flags []string
 	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
 		flags = append(flags,
 			"-X", pkg+".gitVersion="+version,
