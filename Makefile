@@ -21,7 +21,7 @@ GOFLAGS_BUILD := -trimpath -buildvcs=false
 # be safe in parallel; this also proves it). E.g. RUN_FLAGS="--document 003 -v".
 RUN_FLAGS  ?= --parallel 4
 
-.PHONY: all build run test unit lint e2e e2e-kind test-kind faults faults-ci interrupt rounds bench prepare down clean
+.PHONY: all build run test unit lint e2e e2e-kind test-kind faults faults-ci interrupt rounds bench matrix prepare down clean
 
 all: build
 
@@ -113,6 +113,13 @@ rounds: build
 BENCH_FLAGS ?=
 bench: build
 	$(KUBEPROOF) bench --output _output/bench $(BENCH_FLAGS)
+
+## matrix: the suites on each Kubernetes release kubeproof is tested with, on
+## local clusters one after another; verdicts side by side in
+## _output/matrix/matrix.{md,html,json} (docs/versions.md)
+MATRIX_VERSIONS ?= v1.34.4,v1.35.4,v1.36.3,v1.37.2
+matrix: build
+	$(KUBEPROOF) matrix --kubernetes-versions $(MATRIX_VERSIONS) --report-dir _output/matrix $(RUN_FLAGS)
 
 ## prepare: install host packages and build binaries and images, no cluster
 prepare: build

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -100,15 +101,25 @@ var _ = ginkgo.Describe("Controller machinery", func() {
 			}, metav1.CreateOptions{})
 			framework.ExpectNoError(err, "create the ReplicaSet")
 
-			// The window: long enough for the per-item backoff (from 5 ms,
-			// doubling) to reach seconds: about ten attempts in 8 s.
-			const window = 8 * time.Second
+			// The window ends once the per-item backoff (from 5 ms, doubling)
+			// has reached a second, after six intervals at least: on a busy
+			// machine the first retries are slowed by the API server, and
+			// fewer intervals than that cannot tell backoff from noise. If
+			// the controller stops retrying, the window ends at its limit and
+			// the intervals seen decide.
+			const limit = 30 * time.Second
 			refused := audit.All(audit.On("pods", f.Namespace, "", ""), audit.Verbs("create"), audit.By(replicaSetController),
 				func(e audit.Event) bool { return e.Code() == 403 })
-			framework.ObserveFor(ctx, window)
-			attempts, err := log.Since(from, refused)
-			framework.ExpectNoError(err, "read the refused creates from the audit log")
-			ev := retryEvidence{Attempts: len(attempts), WindowSeconds: window.Seconds()}
+			begin := time.Now()
+			attempts, err := log.WaitFor(ctx, from, limit, "the ReplicaSet controller's refused creates, until one comes a second or more after the last", refused,
+				func(es []audit.Event) bool {
+					n := len(es)
+					return n >= 7 && es[n-1].RequestReceivedTimestamp.Sub(es[n-2].RequestReceivedTimestamp) >= time.Second
+				})
+			if ctx.Err() != nil {
+				framework.ExpectNoError(err, "read the refused creates from the audit log")
+			}
+			ev := retryEvidence{Attempts: len(attempts), WindowSeconds: math.Round(time.Since(begin).Seconds()*10) / 10}
 			for i := 1; i < len(attempts); i++ {
 				ev.IntervalsMs = append(ev.IntervalsMs, framework.Millis(attempts[i].RequestReceivedTimestamp.Sub(attempts[i-1].RequestReceivedTimestamp)))
 			}
