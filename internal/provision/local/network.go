@@ -88,7 +88,9 @@ func teardownNetwork(ctx context.Context, l layout) error {
 	// Deleting the namespace deletes the veth pair, asynchronously: the host
 	// side may still be listed, then gone by the time we delete it.
 	if _, err := net.InterfaceByName(l.hostVeth()); err == nil {
-		if err := ipCmd(ctx, "link", "del", l.hostVeth()); err != nil && !strings.Contains(err.Error(), "Cannot find device") {
+		// ip says "Cannot find device" when it cannot look the name up,
+		// "No such device" when it is gone between its lookup and the delete.
+		if err := ipCmd(ctx, "link", "del", l.hostVeth()); err != nil && !strings.Contains(err.Error(), "Cannot find device") && !strings.Contains(err.Error(), "No such device") {
 			errs = append(errs, err.Error())
 		}
 	}
