@@ -41,9 +41,13 @@ type MatrixRun struct {
 // MatrixClaim is one claim's row: its result in each run, in the order of
 // Matrix.Runs (a run that did not judge it has an empty verdict).
 type MatrixClaim struct {
-	Claim   claims.Claim   `json:"claim"`
-	Differs bool           `json:"differs"`
-	Results []MatrixResult `json:"results"`
+	Claim   claims.Claim `json:"claim"`
+	Differs bool         `json:"differs"`
+	// PartlyDiffers: the verdict is the same everywhere, but a part of the
+	// sentence (one deciding observation) held on one run and not on
+	// another: e.g. one of two components changed on a release.
+	PartlyDiffers bool           `json:"partlyDiffers,omitempty"`
+	Results       []MatrixResult `json:"results"`
 }
 
 // MatrixResult is a claim's result in one run, with what was observed.
@@ -79,6 +83,7 @@ func NewMatrix(runs []Report, names, dirs []string) Matrix {
 	for _, id := range ids {
 		row := rows[id]
 		row.Differs = slices.ContainsFunc(row.Results, func(r MatrixResult) bool { return r.Verdict != row.Results[0].Verdict })
+		row.PartlyDiffers = !row.Differs && holdsDiffer(row.Results)
 		m.Claims = append(m.Claims, *row)
 	}
 	slices.SortStableFunc(m.Claims, func(a, b MatrixClaim) int {
@@ -90,15 +95,56 @@ func NewMatrix(runs []Report, names, dirs []string) Matrix {
 	return m
 }
 
-// rank orders rows: differing behaviour, differing timing, the same.
+// rank orders rows: differing behaviour, differing timing, partly
+// differing, the same.
 func (c MatrixClaim) rank() int {
 	switch {
 	case c.Differs && c.Claim.Kind != claims.Timing:
 		return 0
 	case c.Differs:
 		return 1
+	case c.PartlyDiffers:
+		return 2
 	}
-	return 2
+	return 3
+}
+
+// holdsDiffer reports whether a deciding observation (an evidence path
+// against one expectation) held in one result and not in another.
+func holdsDiffer(results []MatrixResult) bool {
+	// One evidence path can be judged against two expectations (a
+	// conditional claim's rule and its general case): key on both.
+	held := map[string]map[bool]bool{}
+	for _, r := range results {
+		for _, o := range r.Observations {
+			if o.Context || !o.Found {
+				continue
+			}
+			key := o.Evidence + "\x00" + o.Want + "\x00" + o.Says
+			if held[key] == nil {
+				held[key] = map[bool]bool{}
+			}
+			held[key][o.Holds] = true
+		}
+	}
+	for _, h := range held {
+		if len(h) == 2 {
+			return true
+		}
+	}
+	return false
+}
+
+// PartlyDiffering are the rows whose verdict is the same in every run but
+// one of whose deciding observations is not.
+func (m Matrix) PartlyDiffering() []MatrixClaim {
+	var out []MatrixClaim
+	for _, c := range m.Claims {
+		if c.PartlyDiffers {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Differing are the rows whose verdict is not the same in every run.
@@ -179,15 +225,12 @@ func MatrixMarkdown(w io.Writer, m Matrix) error {
 		fmt.Fprintf(w, "Every claim has the same verdict on every run.\n")
 	}
 	for _, c := range diff {
-		fmt.Fprintf(w, "### %s (%s)\n\n%s\n\n", c.Claim.ID, c.Claim.Kind, c.Claim.Statement)
-		for i, r := range c.Results {
-			fmt.Fprintf(w, "- **%s**: %s", names[i], orNotRun(r.Verdict))
-			if obs := decidingObservations(r); obs != "" {
-				fmt.Fprintf(w, ": %s", obs)
-			}
-			fmt.Fprintln(w)
-		}
-		fmt.Fprintln(w)
+		writeSides(w, names, c)
+	}
+	partly := m.PartlyDiffering()
+	fmt.Fprintf(w, "## Same verdict, but a part of the sentence differs (%d)\n\n", len(partly))
+	for _, c := range partly {
+		writeSides(w, names, c)
 	}
 	fmt.Fprintf(w, "## Every claim\n\n| claim | kind | %s |\n|---|---|%s\n", strings.Join(names, " | "), strings.Repeat("---|", len(names)))
 	for _, c := range m.Claims {
@@ -198,6 +241,20 @@ func MatrixMarkdown(w io.Writer, m Matrix) error {
 		fmt.Fprintf(w, "| %s | %s | %s |\n", c.Claim.ID, c.Claim.Kind, strings.Join(cells, " | "))
 	}
 	return nil
+}
+
+// writeSides writes a claim with its verdict and deciding evidence on each
+// run.
+func writeSides(w io.Writer, names []string, c MatrixClaim) {
+	fmt.Fprintf(w, "### %s (%s)\n\n%s\n\n", c.Claim.ID, c.Claim.Kind, c.Claim.Statement)
+	for i, r := range c.Results {
+		fmt.Fprintf(w, "- **%s**: %s", names[i], orNotRun(r.Verdict))
+		if obs := decidingObservations(r); obs != "" {
+			fmt.Fprintf(w, ": %s", obs)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
 }
 
 // decidingObservations are the observations that decided a verdict (not the
@@ -237,7 +294,8 @@ func MatrixHTML(w io.Writer, m Matrix) error {
 		Matrix
 		Bars      []template.HTML
 		Differing []MatrixClaim
-	}{m, bars, m.Differing()})
+		Partly    []MatrixClaim
+	}{m, bars, m.Differing(), m.PartlyDiffering()})
 }
 
 var matrixPage = template.Must(template.New("matrix").Funcs(pageFuncs).Funcs(template.FuncMap{
@@ -257,6 +315,11 @@ var matrixPage = template.Must(template.New("matrix").Funcs(pageFuncs).Funcs(tem
 {{if not .Differing}}<p>Every claim has the same verdict on every run.</p>{{end}}
 {{if .Differing}}<table><tr><th>claim</th>{{range .Runs}}<th>{{.Name}}</th>{{end}}</tr>
 {{range .Differing}}<tr><td><code>{{.Claim.ID}}</code><div class="statement">{{.Claim.Statement}}</div><div class="meta">{{.Claim.Component}} · {{.Claim.Kind}}</div></td>
+{{range .Results}}<td><div class="verdict" style="background:{{color (orNotRun .Verdict)}};padding:2px 4px">{{orNotRun .Verdict}}</div><ul class="obs"><li>{{deciding .}}</li></ul></td>{{end}}</tr>{{end}}
+</table>{{end}}
+<h2>Same verdict, but a part of the sentence differs ({{len .Partly}})</h2>
+{{if .Partly}}<table><tr><th>claim</th>{{range .Runs}}<th>{{.Name}}</th>{{end}}</tr>
+{{range .Partly}}<tr><td><code>{{.Claim.ID}}</code><div class="statement">{{.Claim.Statement}}</div><div class="meta">{{.Claim.Component}} · {{.Claim.Kind}}</div></td>
 {{range .Results}}<td><div class="verdict" style="background:{{color (orNotRun .Verdict)}};padding:2px 4px">{{orNotRun .Verdict}}</div><ul class="obs"><li>{{deciding .}}</li></ul></td>{{end}}</tr>{{end}}
 </table>{{end}}
 <h2>Every claim</h2>
@@ -281,7 +344,14 @@ func MatrixTerminal(w io.Writer, m Matrix) {
 	}
 	diff := m.Differing()
 	fmt.Fprintf(w, "Claims whose verdict differs between the runs: %d\n", len(diff))
-	for _, c := range diff {
+	printRows(w, m, diff)
+	partly := m.PartlyDiffering()
+	fmt.Fprintf(w, "Claims with the same verdict of which a part differs: %d\n", len(partly))
+	printRows(w, m, partly)
+}
+
+func printRows(w io.Writer, m Matrix, rows []MatrixClaim) {
+	for _, c := range rows {
 		var cells []string
 		for i, r := range c.Results {
 			cells = append(cells, m.Runs[i].Name+" "+string(orNotRun(r.Verdict)))

@@ -56,3 +56,30 @@ func TestRunNamesTellEqualRunsApart(t *testing.T) {
 		t.Errorf("names = %q", names)
 	}
 }
+
+// A claim refuted on both runs for different parts of its sentence is
+// listed apart: one component changed between the releases.
+func TestMatrixFindsAPartThatDiffers(t *testing.T) {
+	two := func(first, second bool) Report {
+		r := sample()
+		d := &r.Documents[0]
+		d.Claims = append(d.Claims, claims.Result{
+			Claim:   claims.Claim{ID: "X-BOTH", Kind: claims.Behaviour, Statement: "both list first"},
+			Verdict: claims.Refuted,
+			Observations: []claims.Observation{
+				{Evidence: "a.initialState", Observed: "list", Found: true, Holds: first},
+				{Evidence: "b.initialState", Observed: "watch-list", Found: true, Holds: second},
+			},
+		})
+		return r
+	}
+	runs := []Report{two(true, false), two(false, false)}
+	m := NewMatrix(runs, []string{"old", "new"}, nil)
+	partly := m.PartlyDiffering()
+	if len(partly) != 1 || partly[0].Claim.ID != "X-BOTH" || len(m.Differing()) != 0 {
+		t.Fatalf("partly = %+v, differing = %+v", partly, m.Differing())
+	}
+	if m.Claims[0].Claim.ID != "X-BOTH" {
+		t.Errorf("the partly differing claim is not listed before the same ones: %s first", m.Claims[0].Claim.ID)
+	}
+}
