@@ -144,7 +144,12 @@ func ensureDir(ctx context.Context, opts Options, dir string, build func(context
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return fmt.Errorf("create binaries cache: %w", err)
 	}
-	unlock, err := lock(dir + ".lock")
+	locks := filepath.Join(filepath.Dir(dir), ".locks")
+	if err := os.MkdirAll(locks, 0o755); err != nil {
+		return fmt.Errorf("create binaries cache: %w", err)
+	}
+	lockFile := filepath.Join(locks, filepath.Base(dir))
+	unlock, err := lock(lockFile)
 	if err != nil {
 		return err
 	}
@@ -152,7 +157,12 @@ func ensureDir(ctx context.Context, opts Options, dir string, build func(context
 	if complete(dir) {
 		return nil
 	}
-	return build(ctx, opts, dir)
+	err = build(ctx, opts, dir)
+	if exitcode.Of(err) == exitcode.Usage {
+		// Nothing of that version exists or will: leave no lock for it.
+		os.Remove(lockFile)
+	}
+	return err
 }
 
 func (o Options) withDefaults() Options {

@@ -2,6 +2,7 @@ package binaries
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -135,6 +136,20 @@ func TestBuildProgressEstimatesWhatIsLeft(t *testing.T) {
 	} {
 		if got := buildProgress(c.compiled, c.planned, c.elapsed); got != c.want {
 			t.Errorf("buildProgress(%d, %d, %s) = %q, want %q", c.compiled, c.planned, c.elapsed, got, c.want)
+		}
+	}
+}
+
+// A release the proxy does not have is the user's input to fix; a proxy that
+// cannot be reached is not.
+func TestNotServed(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"download k8s.io/kubernetes@v1.99.0: reading https://proxy/k8s.io/kubernetes/@v/v1.99.0.info: 403 Forbidden": true,
+		"download k8s.io/kubernetes@v1.99.0: k8s.io/kubernetes@v1.99.0: invalid version: unknown revision v1.99.0":   true,
+		"download k8s.io/kubernetes@v1.37.2: dial tcp 10.0.0.1:443: connect: connection refused":                     false,
+	} {
+		if got := notServed(errors.New(msg)); got != want {
+			t.Errorf("notServed(%q) = %v, want %v", msg, got, want)
 		}
 	}
 }

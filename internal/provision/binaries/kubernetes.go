@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"golang.org/x/mod/modfile"
 )
 
@@ -27,6 +29,11 @@ func buildKubernetes(ctx context.Context, opts Options, dir string) error {
 	return buildInto(ctx, opts, "Kubernetes "+version, wrapper, dir, func(g *goTool, out string, onLine func(string)) error {
 		info, err := downloadModule(ctx, g, "k8s.io/kubernetes@"+version)
 		if err != nil {
+			if notServed(err) {
+				os.RemoveAll(wrapper)
+				return exitcode.Errorf(exitcode.Usage, "kubernetes version %s: the Go module proxy does not serve k8s.io/kubernetes at that version (kubeproof is tested with %s)",
+					version, strings.Join(cluster.SupportedKubernetesMinors(), ", "))
+			}
 			return err
 		}
 		upstream, err := os.ReadFile(info.GoMod)
@@ -131,4 +138,16 @@ func releaseDate(info moduleInfo) time.Time {
 		return v.Time
 	}
 	return time.Unix(0, 0)
+}
+
+// notServed reports whether a module download failed because the proxy has
+// no such version (rather than because it could not be reached).
+func notServed(err error) bool {
+	msg := err.Error()
+	for _, s := range []string{"403 Forbidden", "404 Not Found", "410 Gone", "not available", "unknown revision", "invalid version"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
