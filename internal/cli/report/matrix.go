@@ -138,20 +138,18 @@ func holdsDiffer(results []MatrixResult) bool {
 // PartlyDiffering are the rows whose verdict is the same in every run but
 // one of whose deciding observations is not.
 func (m Matrix) PartlyDiffering() []MatrixClaim {
-	var out []MatrixClaim
-	for _, c := range m.Claims {
-		if c.PartlyDiffers {
-			out = append(out, c)
-		}
-	}
-	return out
+	return m.rows(func(c MatrixClaim) bool { return c.PartlyDiffers })
 }
 
 // Differing are the rows whose verdict is not the same in every run.
 func (m Matrix) Differing() []MatrixClaim {
+	return m.rows(func(c MatrixClaim) bool { return c.Differs })
+}
+
+func (m Matrix) rows(keep func(MatrixClaim) bool) []MatrixClaim {
 	var out []MatrixClaim
 	for _, c := range m.Claims {
-		if c.Differs {
+		if keep(c) {
 			out = append(out, c)
 		}
 	}
