@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -232,8 +233,9 @@ type goTool struct {
 	path string
 	dir  string
 	env  []string
-	// planned counts the packages the builds so far need, if set.
-	planned *atomic.Int64
+	// planned are the packages the builds so far need, if set: a set, as
+	// one module's programs share most of theirs.
+	planned *packageSet
 }
 
 func newGoTool(opts Options, dir string) (*goTool, error) {
@@ -260,14 +262,7 @@ func (g *goTool) build(ctx context.Context, onLine func(string), how goBuild, ou
 		if how.tags != "" {
 			list = append(list, "-tags", how.tags)
 		}
-		var n int64
-		if err := g.run(ctx, func(l string) {
-			if l != "" {
-				n++
-			}
-		}, append(list, pkgs...)...); err == nil {
-			g.planned.Add(n)
-		}
+		_ = g.run(ctx, g.planned.add, append(list, pkgs...)...)
 	}
 	args := []string{"build", "-v", "-trimpath", "-ldflags", strings.TrimSpace("-s -w " + how.ldflags)}
 	if how.tags != "" {
@@ -337,12 +332,12 @@ func buildInto(ctx context.Context, opts Options, what string, wrapperDir, dir s
 		return fmt.Errorf("create %s: %w", tmp, err)
 	}
 	var compiled atomic.Int64
-	g.planned = new(atomic.Int64)
+	g.planned = &packageSet{seen: map[string]bool{}}
 	onLine := func(string) { compiled.Add(1) }
 	done := opts.Progress.Step("building %s from Go modules (cold: minutes; cached afterwards in %s)", what, dir)
 	begin := time.Now()
 	stop := opts.Progress.Ticker(30*time.Second, "building "+what, func() string {
-		return buildProgress(compiled.Load(), g.planned.Load(), time.Since(begin))
+		return buildProgress(compiled.Load(), g.planned.len(), time.Since(begin))
 	})
 	err = build(g, tmp, onLine)
 	stop()
@@ -419,4 +414,26 @@ func buildProgress(compiled, planned int64, elapsed time.Duration) string {
 		return fmt.Sprintf("%d of about %d packages compiled, under a minute left", compiled, planned)
 	}
 	return fmt.Sprintf("%d of about %d packages compiled, about %s left", compiled, planned, strings.TrimSuffix(left.String(), "0s"))
+}
+
+// packageSet counts distinct import paths; the progress ticker reads it
+// while a build adds to it.
+type packageSet struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (p *packageSet) add(path string) {
+	if path == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seen[path] = true
+}
+
+func (p *packageSet) len() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return int64(len(p.seen))
 }

@@ -41,7 +41,7 @@ var runcBuildPackages = []debpkg.Package{
 // need C libraries; the tags leave them out so it builds without cgo.
 func containerdBuild(version string) goBuild {
 	return goBuild{
-		tags:    "no_btrfs no_devmapper no_zfs",
+		tags:    "no_btrfs,no_devmapper,no_zfs",
 		ldflags: "-X github.com/containerd/containerd/v2/version.Version=" + version,
 	}
 }
@@ -50,7 +50,7 @@ func containerdBuild(version string) goBuild {
 // statically (netgo and osusergo keep glibc's resolver and NSS out).
 func runcBuild(version string) goBuild {
 	return goBuild{
-		tags:    "seccomp netgo osusergo",
+		tags:    "seccomp,netgo,osusergo",
 		ldflags: "-X main.version=" + strings.TrimPrefix(version, "v") + " -extldflags -static",
 		cgo:     true,
 	}
