@@ -65,6 +65,10 @@ var TestContext struct {
 	// KeepNamespacesOnFailure keeps a failed spec's namespace (labelled
 	// kubeproof.io/kept) instead of deleting it.
 	KeepNamespacesOnFailure bool
+	// ClusterRemovedAfterRun: the run removes the cluster when it ends
+	// (it brought it up, without --keep), so the suite's end does not wait
+	// for the run's namespaces to be gone.
+	ClusterRemovedAfterRun bool
 }
 
 // Faults the harness can inject into what it deploys itself.
@@ -93,6 +97,8 @@ func RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&TestContext.ReportDir, "kubeproof.report-dir", ".", "directory for failed specs' namespace dumps (failures/)")
 	fs.BoolVar(&TestContext.KeepNamespacesOnFailure, "kubeproof.keep-namespaces-on-failure", false,
 		"keep a failed spec's namespace, labelled kubeproof.io/kept, instead of deleting it")
+	fs.BoolVar(&TestContext.ClusterRemovedAfterRun, "kubeproof.cluster-removed-after-run", false,
+		"the cluster is removed when the run ends: the suite does not wait for its namespaces to go")
 	fs.StringVar(&TestContext.InjectFault, "kubeproof.inject-fault", "",
 		"inject a fault of the harness's own making (kubeproof's fault matrix): "+FaultWebhookServerDown)
 }
@@ -232,8 +238,9 @@ func (f *Framework) setUp(ctx context.Context) {
 // deleteNamespace deletes the spec's namespace. It does not wait for it to
 // go: the namespace controller starts on a deleted namespace only after a
 // fixed 5 s, and then the spec's Pods terminate, which would be most of a
-// spec's cost. The suite waits for all of its namespaces at the end
-// (waitNamespacesGone), so a namespace that never goes still fails the run.
+// spec's cost. The suite waits for all of its namespaces at the end (the
+// SynchronizedAfterSuite below), so a namespace that never goes still fails
+// the run, unless the run removes the cluster next.
 func (f *Framework) deleteNamespace(ctx ginkgo.SpecContext, name string) {
 	begin := time.Now()
 	if ginkgo.CurrentSpecReport().Failed() {
@@ -270,6 +277,13 @@ var _ = ginkgo.SynchronizedAfterSuite(func() {}, func(ctx ginkgo.SpecContext) {
 	if interrupted.Load() {
 		// The specs deleted their namespaces; an interrupted run does not
 		// wait for them to go (the cluster is usually removed next).
+		return
+	}
+	if TestContext.ClusterRemovedAfterRun {
+		// Every spec deleted its namespace; whether the namespace
+		// controller finishes before the cluster is removed proves nothing
+		// about the cluster's next user, since there is none.
+		ginkgo.GinkgoWriter.Println("the cluster is removed after this run: not waiting for the run's namespaces to go")
 		return
 	}
 	info, err := Cluster()

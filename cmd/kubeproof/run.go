@@ -146,7 +146,7 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 			return err
 		}
 	}
-	info, down, err := clusterFor(ctx, o, p, r.keep)
+	info, down, removes, err := clusterFor(ctx, o, p, r.keep)
 	if err != nil {
 		return err
 	}
@@ -161,7 +161,11 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 	if err := preflight(ctx, info, pr); err != nil {
 		return err
 	}
-	rep, code, err := suiteRun{cat: cat, selected: selected, filter: filter, opts: r}.on(ctx, info, reportDir)
+	run := suiteRun{cat: cat, selected: selected, filter: filter, opts: r}
+	if removes {
+		run.specArgs = append(run.specArgs, "--kubeproof.cluster-removed-after-run")
+	}
+	rep, code, err := run.on(ctx, info, reportDir)
 	if err != nil {
 		if rep.Partial != "" {
 			report.Terminal(os.Stdout, rep)
@@ -486,23 +490,24 @@ the machine's load, only with --timing. Exit code 1 when a verdict differs.`,
 // clusterFor returns the info of the cluster the provider names, bringing
 // it up first if the provider makes clusters and it is not up; down then
 // removes it again unless keep is set (and does nothing otherwise).
-func clusterFor(ctx context.Context, o *options, p cluster.Provider, keep bool) (*cluster.Info, func() error, error) {
+// removes says whether down removes the cluster.
+func clusterFor(ctx context.Context, o *options, p cluster.Provider, keep bool) (info *cluster.Info, down func() error, removes bool, err error) {
 	nothing := func() error { return nil }
-	info, err := p.Info(ctx)
+	info, err = p.Info(ctx)
 	if err == nil {
-		return info, nothing, nil
+		return info, nothing, false, nil
 	}
 	if !makesClusters(o.provider) {
-		return nil, nothing, err
+		return nil, nothing, false, err
 	}
 	printer().Infof("cluster %q is not up (%v): bringing it up", o.name, err)
 	if info, err = p.Up(ctx); err != nil {
-		return nil, nothing, err
+		return nil, nothing, false, err
 	}
 	if keep {
-		return info, nothing, nil
+		return info, nothing, false, nil
 	}
-	return info, func() error { return p.Down(context.WithoutCancel(ctx)) }, nil
+	return info, func() error { return p.Down(context.WithoutCancel(ctx)) }, true, nil
 }
 
 // specGrace is how long the spec processes get, after an interrupt, to stop

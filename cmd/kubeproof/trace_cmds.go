@@ -65,7 +65,7 @@ afterwards unless --keep is given.`,
 			if err != nil {
 				return err
 			}
-			info, down, err := clusterFor(cmd.Context(), o, p, t.keep)
+			info, down, _, err := clusterFor(cmd.Context(), o, p, t.keep)
 			if err != nil {
 				return err
 			}

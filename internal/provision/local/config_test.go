@@ -221,3 +221,22 @@ func TestChooseLink(t *testing.T) {
 		t.Fatalf("a full pool must be a Conflict: %v", err)
 	}
 }
+
+// Every etcd member is killed at once when stopped; the other components
+// get time to stop cleanly.
+func TestStopGrace(t *testing.T) {
+	three := testConfig()
+	three.EtcdMembers = 3
+	for _, c := range []Config{testConfig(), three} {
+		for _, name := range c.etcdNames() {
+			if g := c.stopGrace(name); g != 0 {
+				t.Errorf("%d members: stopGrace(%s) = %s, want 0", c.EtcdMembers, name, g)
+			}
+		}
+		for _, name := range []string{ControllerManager, Scheduler} {
+			if g := c.stopGrace(name); g <= 0 {
+				t.Errorf("stopGrace(%s) = %s, want a grace period", name, g)
+			}
+		}
+	}
+}
