@@ -25,15 +25,19 @@ func (c Config) stoppable() []string {
 	return append(c.etcdNames(), ControllerManager, Scheduler)
 }
 
-// stopGrace is how long a stopped component may take to exit after SIGTERM
-// before it is killed. etcd gets none: its graceful stop waits its request
-// timeout (5 s plus two election timeouts, 7 s here) for open client
-// streams to end, and the API server's watches never end, so every stop
-// took the full 7 s. etcd refuses new requests from the first moment of
-// that wait, and it is built to survive being killed (every commit is in
-// its fsynced WAL first), so a kill stops it as surely and at once.
-func (c Config) stopGrace(name string) time.Duration {
-	if slices.Contains(c.etcdNames(), name) {
+// stopGrace is how long a component StopComponent stops may take to exit
+// after SIGTERM before it is killed. All of etcd ("etcd") gets none: its
+// graceful stop waits its request timeout (5 s plus two election timeouts,
+// 7 s here) for open client streams to end, and the API server's watches
+// never end, so every stop took the full 7 s. etcd refuses new requests
+// from the first moment of that wait and every commit is in its fsynced
+// WAL, so a kill stops it as surely and at once. One member of several
+// ("etcd-1") stops gracefully: a leader hands its leadership over first,
+// where a killed leader loses the proposals in flight, and a write waits
+// etcd's request timeout before it fails; what a spec observes is then
+// the election, not the majority.
+func stopGrace(component string) time.Duration {
+	if component == Etcd {
 		return 0
 	}
 	return 10 * time.Second
@@ -49,7 +53,7 @@ func (p *Provider) StopComponent(ctx context.Context, name string) (func(context
 	}
 	var starts []func(context.Context) error
 	for _, n := range names {
-		start, err := p.stopProcess(n)
+		start, err := p.stopProcess(n, stopGrace(name))
 		if err != nil {
 			return nil, err
 		}
@@ -73,7 +77,7 @@ var restartMu sync.Mutex
 // what starts it again, with the command line and log it had, and waits
 // until it answers its health check. The state file follows, so that
 // `down` knows the new process.
-func (p *Provider) stopProcess(name string) (func(context.Context) error, error) {
+func (p *Provider) stopProcess(name string, grace time.Duration) (func(context.Context) error, error) {
 	if stoppable := p.cfg.stoppable(); !slices.Contains(stoppable, name) {
 		return nil, fmt.Errorf("the local provider stops only %s, not %s", strings.Join(stoppable, ", "), name)
 	}
@@ -85,7 +89,7 @@ func (p *Provider) stopProcess(name string) (func(context.Context) error, error)
 	if !ok || !rec.Alive() {
 		return nil, fmt.Errorf("stop %s: it is not running in local cluster %q", name, p.cfg.Name)
 	}
-	if err := process.Terminate(rec.PID, p.cfg.stopGrace(name)); err != nil {
+	if err := process.Terminate(rec.PID, grace); err != nil {
 		return nil, fmt.Errorf("stop %s: %w", name, err)
 	}
 	start := func(ctx context.Context) error {
