@@ -174,6 +174,7 @@ func runBroken(ctx context.Context, o *options, s suiteRun, f faultmatrix.Fault,
 		return report.Report{}, fmt.Errorf("fault %s: bring the cluster up: %w", f.ID, err)
 	}
 	defer func() { _ = p.Down(context.WithoutCancel(ctx)) }()
+	s.removesCluster = true
 	if f.Inject != "" {
 		s.specArgs = append(s.specArgs, "--kubeproof.inject-fault="+f.Inject)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -161,11 +162,7 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 	if err := preflight(ctx, info, pr); err != nil {
 		return err
 	}
-	run := suiteRun{cat: cat, selected: selected, filter: filter, opts: r}
-	if removes {
-		run.specArgs = append(run.specArgs, "--kubeproof.cluster-removed-after-run")
-	}
-	rep, code, err := run.on(ctx, info, reportDir)
+	rep, code, err := suiteRun{cat: cat, selected: selected, filter: filter, opts: r, removesCluster: removes}.on(ctx, info, reportDir)
 	if err != nil {
 		if rep.Partial != "" {
 			report.Terminal(os.Stdout, rep)
@@ -198,6 +195,9 @@ type suiteRun struct {
 	opts     *runOptions
 	// specArgs are extra flags for the spec processes.
 	specArgs []string
+	// removesCluster: the cluster is removed once the suites end, so they
+	// do not wait for their namespaces to go.
+	removesCluster bool
 }
 
 // on runs the suites against the cluster info describes, judges the
@@ -216,7 +216,11 @@ func (s suiteRun) on(ctx context.Context, info *cluster.Info, reportDir string) 
 	_ = os.Remove(filepath.Join(reportDir, specsReportName)) // a report of an earlier run must not be judged again
 	if s.filter != noSpecs {
 		var err error
-		if code, err = runSpecProcess(ctx, infoPath, reportDir, s.filter, s.opts, s.specArgs); err != nil {
+		args := s.specArgs
+		if s.removesCluster {
+			args = append(slices.Clip(args), "--kubeproof.cluster-removed-after-run")
+		}
+		if code, err = runSpecProcess(ctx, infoPath, reportDir, s.filter, s.opts, args); err != nil {
 			return report.Report{}, code, err
 		}
 	}

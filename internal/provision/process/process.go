@@ -109,9 +109,13 @@ func (r Record) Stop(grace time.Duration) error {
 	return Terminate(r.PID, grace)
 }
 
-// Terminate stops pid as Stop does, without the identity check.
+// Terminate stops pid as Stop does, without the identity check. With no
+// grace (grace <= 0) it sends SIGKILL alone.
 func Terminate(pid int, grace time.Duration) error {
 	return withPidfd(pid, func(fd int) error {
+		if grace <= 0 {
+			return killAndWait(pid, fd, 10*time.Second)
+		}
 		signal(pid, syscall.SIGTERM)
 		if waitFD(fd, grace) {
 			return nil
