@@ -15,6 +15,10 @@ func TestGrowing(t *testing.T) {
 		{"a busy machine's slow first try", []float64{718, 132, 359, 613, 2592, 5100}, true},
 		{"one pace", []float64{100, 100, 100, 100, 100, 100, 100, 100}, false},
 		{"five intervals only", []float64{718, 132, 359, 613, 2592}, false},
+		// kind in CI: an event-triggered sync (67 ms) among the backoff's
+		// waits; one doubling more decides it.
+		{"ended at the first second (kind, CI)", []float64{246, 178, 207, 122, 600, 67, 338, 1275}, false},
+		{"one doubling later", []float64{246, 178, 207, 122, 600, 67, 338, 1275, 2550}, true},
 	} {
 		if got := growing(c.ms); got != c.want {
 			t.Errorf("%s: growing(%v) = %v, want %v", c.name, c.ms, got, c.want)
