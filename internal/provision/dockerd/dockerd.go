@@ -73,6 +73,13 @@ func runtimePath() string { return filepath.Join(StateDir, "bin", runtimeName) }
 // outlives the daemon (node images take minutes to make).
 func DataRoot(cacheDir string) string { return filepath.Join(cacheDir, "docker") }
 
+// Leftovers counts the containers in the data root: a daemon that stopped
+// cleanly leaves none.
+func Leftovers(cacheDir string) int {
+	entries, _ := os.ReadDir(filepath.Join(DataRoot(cacheDir), "containers"))
+	return len(entries)
+}
+
 // sharedPaths are host paths the daemon (or the containerd it starts, or
 // kind's mounts) creates when they are missing; Stop removes the ones that
 // did not exist before, once empty (children before parents).
@@ -156,6 +163,15 @@ func Start(ctx context.Context, cacheDir string, pr *progress.Printer) (err erro
 	}
 	if err := waitReady(ctx, proc); err != nil {
 		return err
+	}
+	// Stop removes every container, so any the new daemon finds are those
+	// of one that died without it (a machine restart): a kind node among
+	// them would pass for a cluster nobody made.
+	if n := Leftovers(cacheDir); n > 0 {
+		pr.Infof("removing %d container(s) left by a private Docker daemon that was not stopped", n)
+		if err := removeAll(ctx); err != nil {
+			return fmt.Errorf("remove containers left by an earlier daemon: %w", err)
+		}
 	}
 	if err := ensureNetwork(ctx); err != nil {
 		return err

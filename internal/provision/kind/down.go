@@ -32,6 +32,18 @@ func (p *Provider) Down(ctx context.Context) error {
 		}
 		host = h
 	}
+	// A private daemon that died (the machine restarted) still holds the
+	// cluster's containers in its data root: start it to delete them, and
+	// the end of Down stops it again.
+	// (With no state, only when no other Docker API answers.)
+	private := stErr != nil || st.PrivateDocker
+	if (stErr == nil && st.PrivateDocker || stErr != nil && host == "") && !dockerd.Running(ctx) && dockerd.Leftovers(c.CacheDir) > 0 {
+		pr.Infof("the private Docker daemon is not running but holds containers: starting it to remove them")
+		if err := dockerd.Start(ctx, c.CacheDir, pr); err != nil {
+			return err
+		}
+		host = dockerd.Host()
+	}
 	var errs []error
 	// Extra API servers run on this machine and name the cluster's files.
 	for _, pid := range process.Find(func(args []string) bool {
@@ -55,7 +67,6 @@ func (p *Provider) Down(ctx context.Context) error {
 			// ours to touch, frozen cgroups are thawed as long as the
 			// delete runs and, if it still fails, once more before a
 			// second try.
-			private := stErr != nil || st.PrivateDocker
 			stopThawing := func() {}
 			if private {
 				stopThawing = keepThawing(dockerd.CgroupParent)
@@ -81,16 +92,17 @@ func (p *Provider) Down(ctx context.Context) error {
 	if err := os.RemoveAll(l.dir()); err != nil {
 		errs = append(errs, fmt.Errorf("remove %s: %w", l.dir(), err))
 	}
-	for _, d := range []string{Root, filepath.Dir(Root)} {
-		if hostchange.DirEmpty(d) {
-			_ = os.Remove(d)
-		}
-	}
 	if (stErr != nil || st.PrivateDocker) && dockerd.Running(ctx) && !otherClusters(c.Name) {
 		if err := dockerd.Stop(ctx, pr); err != nil {
 			errs = append(errs, err)
 		}
 		restoreDockerHost()
+	}
+	// Last: the daemon's state lives below filepath.Dir(Root) too.
+	for _, d := range []string{Root, filepath.Dir(Root)} {
+		if hostchange.DirEmpty(d) {
+			_ = os.Remove(d)
+		}
 	}
 	return errors.Join(errs...)
 }
