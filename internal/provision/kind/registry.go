@@ -1,12 +1,17 @@
 package kind
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
-	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 	"sigs.k8s.io/kind/pkg/exec"
 
 	"github.com/kubeproof/kubeproof/internal/provision/registryhosts"
@@ -19,23 +24,64 @@ import (
 // and let the registry listen on the gateway's address too.
 func (u *bringUp) registryAccess(context.Context) error {
 	s := u.p.cfg.Shape
-	for i, n := range u.nodes {
-		gw, err := nodeGateway(n)
-		if err != nil {
-			return err
-		}
-		// Every node has the same gateway: the host's end of the network.
-		u.nodeRegistry = registryhosts.NodeAddress(s, gw)
-		for host, file := range registryhosts.Files(s, gw) {
-			if err := nodeutils.WriteFile(n, "/etc/containerd/certs.d/"+host+"/hosts.toml", file); err != nil {
-				return fmt.Errorf("write the registry configuration of node %s: %w", n, err)
-			}
-			if i == 0 && s.ImageRegistry != "" && strings.HasPrefix(s.ImageRegistry, host) {
-				u.p.cfg.Progress.Infof("the nodes pull %s from %s: a registry on this machine must listen there too", s.ImageRegistry, registryhosts.Server(file))
-			}
+	if len(u.nodes) == 0 {
+		return nil
+	}
+	// Every node has the same gateway: the host's end of the network.
+	gw, err := nodeGateway(u.nodes[0])
+	if err != nil {
+		return err
+	}
+	u.nodeRegistry = registryhosts.NodeAddress(s, gw)
+	files := registryhosts.Files(s, gw)
+	for host, file := range files {
+		if s.ImageRegistry != "" && strings.HasPrefix(s.ImageRegistry, host) {
+			u.p.cfg.Progress.Infof("the nodes pull %s from %s: a registry on this machine must listen there too", s.ImageRegistry, registryhosts.Server(file))
 		}
 	}
-	return nil
+	archive, err := hostsArchive(files)
+	if err != nil {
+		return err
+	}
+	// One command per node, all nodes at once: each docker exec costs a
+	// quarter of a second here.
+	var g errgroup.Group
+	for _, n := range u.nodes {
+		g.Go(func() error {
+			cmd := n.Command("sh", "-c", "mkdir -p "+certsDir+" && tar -x -C "+certsDir+" -f -").SetStdin(bytes.NewReader(archive))
+			if err := cmd.Run(); err != nil {
+				return fmt.Errorf("write the registry configuration of node %s: %w", n, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// certsDir is the CRI plugin's registry.config_path on our node image.
+const certsDir = "/etc/containerd/certs.d"
+
+// hostsArchive packs files (registry host -> hosts.toml) as a tar of
+// <host>/hosts.toml.
+func hostsArchive(files map[string]string) ([]byte, error) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, host := range slices.Sorted(maps.Keys(files)) {
+		if err := tw.WriteHeader(&tar.Header{Name: host + "/", Typeflag: tar.TypeDir, Mode: 0o755}); err != nil {
+			return nil, fmt.Errorf("pack registry configuration: %w", err)
+		}
+		body := []byte(files[host])
+		if err := tw.WriteHeader(&tar.Header{Name: host + "/hosts.toml", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(body))}); err != nil {
+			return nil, fmt.Errorf("pack registry configuration: %w", err)
+		}
+		if _, err := tw.Write(body); err != nil {
+			return nil, fmt.Errorf("pack registry configuration: %w", err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, fmt.Errorf("pack registry configuration: %w", err)
+	}
+	return buf.Bytes(), nil
 }
 
 // nodeGateway is the node's default gateway: this machine, on the kind

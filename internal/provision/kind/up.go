@@ -100,7 +100,7 @@ func (p *Provider) Up(ctx context.Context) (info *cluster.Info, err error) {
 	if err := u.steps.Run(ctx,
 		bringup.Step{Name: "audit policy, PKI and log directories", Run: u.hostFiles},
 		bringup.Step{Name: fmt.Sprintf("kind create (1 control plane, %d workers)", c.Workers), Run: u.create},
-		bringup.Step{Name: "images loaded into every node", Run: u.loadImages},
+		bringup.Step{Name: "kubeproof's images on every node", Run: u.loadImages},
 		bringup.Step{Name: "registry access", Run: u.registryAccess},
 		bringup.Step{Name: "components left out", Run: u.leaveOut},
 		bringup.Step{Name: "pod network", Run: u.podNetwork},
@@ -245,17 +245,41 @@ func (u *bringUp) create(context.Context) error {
 	return err
 }
 
+// loadImages puts our images and the CNI trace plugin into every node of
+// a node image not ours; ours has them (nodeimage.Baked), and only takes
+// the workloads out when the nodes are to pull them from a registry.
 func (u *bringUp) loadImages(context.Context) error {
-	// Our node image's snapshotter is known; another one's is found by
-	// asking each node's containerd (about a second per image and node).
-	snapshotter := ""
 	if u.p.cfg.NodeImage == "" {
-		snapshotter = nodeimage.Snapshotter
+		if !u.p.cfg.SkipImageLoad {
+			return nil
+		}
+		return removeImages(u.nodes, images.Workloads, u.p.cfg.Progress)
 	}
-	if err := loadImages(u.nodes, u.archives, snapshotter, u.p.cfg.Progress); err != nil {
+	if err := loadImages(u.nodes, u.archives, u.p.cfg.Progress); err != nil {
 		return err
 	}
 	return copyTracePlugin(u.nodes, u.tracePlugin)
+}
+
+// removeImages deletes imgs from every node's containerd (its content
+// goes with them, so a pull fetches every layer).
+func removeImages(ns []nodes.Node, imgs []images.Image, pr *progress.Printer) (err error) {
+	done := pr.Step("removing %d images from %d nodes (the nodes pull them)", len(imgs), len(ns))
+	defer func() { done(err) }()
+	args := []string{"--namespace=k8s.io", "images", "rm", "--sync"}
+	for _, img := range imgs {
+		args = append(args, img.Ref)
+	}
+	var g errgroup.Group
+	for _, n := range ns {
+		g.Go(func() error {
+			if err := n.Command("ctr", args...).Run(); err != nil {
+				return fmt.Errorf("remove images from node %s: %w", n, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
 }
 
 // copyTracePlugin puts kubeproof-cni-trace into each node's CNI bin
@@ -347,14 +371,14 @@ func (p *Provider) info(u *bringUp) *cluster.Info {
 
 // loadImages loads the image archives into every node, the nodes at once,
 // into the given snapshotter (found on each node when empty).
-func loadImages(ns []nodes.Node, archives []string, snapshotter string, pr *progress.Printer) (err error) {
+func loadImages(ns []nodes.Node, archives []string, pr *progress.Printer) (err error) {
 	done := pr.Step("loading %d images into %d nodes", len(archives), len(ns))
 	defer func() { done(err) }()
 	var g errgroup.Group
 	for _, n := range ns {
 		g.Go(func() error {
 			for _, a := range archives {
-				if err := loadImage(n, a, snapshotter); err != nil {
+				if err := loadImage(n, a); err != nil {
 					return fmt.Errorf("load %s into node %s: %w", a, n, err)
 				}
 			}
@@ -364,14 +388,12 @@ func loadImages(ns []nodes.Node, archives []string, snapshotter string, pr *prog
 	return g.Wait()
 }
 
-func loadImage(n nodes.Node, archive, snapshotter string) error {
+func loadImage(n nodes.Node, archive string) error {
 	f, err := os.Open(archive)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if snapshotter == "" {
-		return nodeutils.LoadImageArchive(n, f)
-	}
-	return n.Command("ctr", "--namespace=k8s.io", "images", "import", "--all-platforms", "--digests", "--snapshotter="+snapshotter, "-").SetStdin(f).Run()
+	// kind's loader asks the node's containerd for its snapshotter.
+	return nodeutils.LoadImageArchive(n, f)
 }

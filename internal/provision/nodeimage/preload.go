@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/kubeproof/kubeproof/internal/provision/binaries"
@@ -19,16 +20,19 @@ import (
 // release run on this machine for the purpose, as kind's own builder does
 // inside a build container. Images are imported unpacked-later (the node unpacks on first
 // use) and pinned, so the kubelet's image GC never removes them.
-func preload(ctx context.Context, bin binaries.Set, root, work string, comps []component) error {
-	archives := filepath.Join(work, "images")
+func preload(ctx context.Context, bin binaries.Set, root, work string, comps []component, extra []Archive) error {
+	dir := filepath.Join(work, "images")
+	archives := slices.Clone(extra)
 	for i, c := range comps {
 		img, err := c.image(root)
 		if err != nil {
 			return err
 		}
-		if err := imagebuild.WriteArchive(filepath.Join(archives, fmt.Sprintf("%02d.tar", i)), c.Ref, img); err != nil {
+		path := filepath.Join(dir, fmt.Sprintf("%02d.tar", i))
+		if err := imagebuild.WriteArchive(path, c.Ref, img); err != nil {
 			return err
 		}
+		archives = append(archives, Archive{Ref: c.Ref, Path: path})
 	}
 
 	// A short socket path: unix socket paths are limited to 108 bytes.
@@ -62,12 +66,12 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 	if err := waitSocket(ctx, bin.Path("ctr"), sock, proc); err != nil {
 		return err
 	}
-	for i, c := range comps {
-		if err := ctr("images", "import", "--no-unpack", "--all-platforms", filepath.Join(archives, fmt.Sprintf("%02d.tar", i))); err != nil {
-			return fmt.Errorf("preload %s: %w", c.Ref, err)
+	for _, a := range archives {
+		if err := ctr("images", "import", "--no-unpack", "--all-platforms", a.Path); err != nil {
+			return fmt.Errorf("preload %s: %w", a.Ref, err)
 		}
-		if err := ctr("images", "label", c.Ref, "io.cri-containerd.pinned=pinned"); err != nil {
-			return fmt.Errorf("pin %s: %w", c.Ref, err)
+		if err := ctr("images", "label", a.Ref, "io.cri-containerd.pinned=pinned"); err != nil {
+			return fmt.Errorf("pin %s: %w", a.Ref, err)
 		}
 	}
 	if err := proc.Stop(10 * time.Second); err != nil {
