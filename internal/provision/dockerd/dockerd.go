@@ -218,6 +218,11 @@ func daemonConfig(dataRoot string) map[string]any {
 		"exec-opts":       []string{"native.cgroupdriver=cgroupfs"},
 		"cgroup-parent":   "/" + CgroupParent,
 		"log-opts":        map[string]string{"max-size": "20m", "max-file": "2"},
+		// A name Docker's embedded DNS does not know gets no answer from
+		// it here (this machine forwards nothing to a resolver), so a
+		// lookup waits out glibc's timeout: 5 s by default, and kind's
+		// entrypoint makes one (host.docker.internal) on every node start.
+		"dns-opts": []string{"timeout:1", "attempts:1"},
 	}
 }
 
