@@ -246,7 +246,7 @@ func (u *bringUp) create(context.Context) error {
 }
 
 // loadImages puts our images and the CNI trace plugin into every node of
-// a node image not ours; ours has them (nodeimage.Baked), and only takes
+// a node image not ours; ours has them (see package nodeimage), and only takes
 // the workloads out when the nodes are to pull them from a registry.
 func (u *bringUp) loadImages(context.Context) error {
 	if u.p.cfg.NodeImage == "" {

@@ -2,10 +2,11 @@
 // bookworm root filesystem from the machine's apt mirror, kind's base files
 // from the kind Go module, Kubernetes built from Go modules (kubeadm,
 // kubelet, kubectl on the node; the control plane, kube-proxy, etcd, CoreDNS
-// and pause as images already in the node's containerd), and a containerd
-// configuration for the hosts kubeproof runs on. The image is loaded into
-// Docker under a tag that names its inputs, and rebuilt only when they
-// change.
+// and pause as images already in the node's containerd), kubeproof's own
+// images and CNI trace plugin (so that no cluster loads them into each
+// node), and a containerd configuration for the hosts kubeproof runs on.
+// The image is loaded into Docker under a tag that names its inputs, and
+// rebuilt only when they change.
 package nodeimage
 
 import (
@@ -54,19 +55,19 @@ type Archive struct {
 	Ref, Path string
 }
 
-// Baked are kubeproof's images in every node image it builds: a cluster
+// baked are kubeproof's images in every node image it builds: a cluster
 // needs not load them into each node (about 8 s for three nodes).
-var Baked = append(slices.Clone(images.All), images.CNI)
+var baked = append(slices.Clone(images.All), images.CNI)
 
-// BakedFiles are kubeproof's programs in every node image (node path ->
+// bakedFiles are kubeproof's programs in every node image (node path ->
 // program name beside kubeproof): the CNI trace plugin.
-var BakedFiles = map[string]string{"/opt/cni/bin/" + cni.TracePlugin: cni.TracePlugin}
+var bakedFiles = map[string]string{"/opt/cni/bin/" + cni.TracePlugin: cni.TracePlugin}
 
-// kubeproofInputs builds the archives of the Baked images and finds the
-// BakedFiles on this machine.
+// kubeproofInputs builds the archives of the baked images and finds the
+// bakedFiles on this machine.
 func kubeproofInputs(programs, cacheDir string) ([]Archive, map[string]string, error) {
 	var archives []Archive
-	for _, img := range Baked {
+	for _, img := range baked {
 		path, err := imagebuild.Build(img, programs, cacheDir)
 		if err != nil {
 			return nil, nil, err
@@ -74,7 +75,7 @@ func kubeproofInputs(programs, cacheDir string) ([]Archive, map[string]string, e
 		archives = append(archives, Archive{Ref: img.Ref, Path: path})
 	}
 	files := map[string]string{}
-	for dst, name := range BakedFiles {
+	for dst, name := range bakedFiles {
 		files[dst] = filepath.Join(programs, name)
 	}
 	return archives, files, nil
