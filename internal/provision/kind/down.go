@@ -35,9 +35,9 @@ func (p *Provider) Down(ctx context.Context) error {
 	// A private daemon that died (the machine restarted) still holds the
 	// cluster's containers in its data root: start it to delete them, and
 	// the end of Down stops it again.
-	// (With no state, only when no other Docker API answers.)
+	// With no state, only when no other Docker API answers.
 	private := stErr != nil || st.PrivateDocker
-	if (stErr == nil && st.PrivateDocker || stErr != nil && host == "") && !dockerd.Running(ctx) && dockerd.Leftovers(c.CacheDir) > 0 {
+	if private && (stErr == nil || host == "") && !dockerd.Running(ctx) && dockerd.Leftovers(c.CacheDir) > 0 {
 		pr.Infof("the private Docker daemon is not running but holds containers: starting it to remove them")
 		if err := dockerd.Start(ctx, c.CacheDir, pr); err != nil {
 			return err

@@ -184,8 +184,12 @@ func (u *bringUp) nodeImage(ctx context.Context) (err error) {
 	return err
 }
 
-// buildImages builds kubeproof's images (and the pod network's).
+// buildImages builds kubeproof's images (and the pod network's) for a node
+// image not ours; ours has them already (see package nodeimage).
 func (u *bringUp) buildImages(context.Context) error {
+	if u.p.cfg.NodeImage == "" {
+		return nil
+	}
 	programs, err := imagebuild.ProgramDir()
 	if err != nil {
 		return err

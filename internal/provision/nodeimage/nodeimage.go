@@ -50,8 +50,8 @@ type Options struct {
 	Progress     *progress.Printer
 }
 
-// Archive is an image archive and the reference it holds.
-type Archive struct {
+// archive is an image archive and the reference it holds.
+type archive struct {
 	Ref, Path string
 }
 
@@ -65,18 +65,21 @@ var bakedFiles = map[string]string{"/opt/cni/bin/" + cni.TracePlugin: cni.TraceP
 
 // kubeproofInputs builds the archives of the baked images and finds the
 // bakedFiles on this machine.
-func kubeproofInputs(programs, cacheDir string) ([]Archive, map[string]string, error) {
-	var archives []Archive
+func kubeproofInputs(programs, cacheDir string) ([]archive, map[string]string, error) {
+	var archives []archive
 	for _, img := range baked {
 		path, err := imagebuild.Build(img, programs, cacheDir)
 		if err != nil {
 			return nil, nil, err
 		}
-		archives = append(archives, Archive{Ref: img.Ref, Path: path})
+		archives = append(archives, archive{Ref: img.Ref, Path: path})
 	}
 	files := map[string]string{}
 	for dst, name := range bakedFiles {
 		files[dst] = filepath.Join(programs, name)
+		if _, err := os.Stat(files[dst]); err != nil {
+			return nil, nil, exitcode.Errorf(exitcode.MissingTool, "%s not found beside kubeproof (build it with `make build`): %v", name, err)
+		}
 	}
 	return archives, files, nil
 }
@@ -177,7 +180,7 @@ func inputsDigest(opts Options, bin binaries.Set, kubeadmRefs []string, kindVers
 
 // extraDigest names the preloaded archives and the added files by their
 // contents.
-func extraDigest(preloads []Archive, files map[string]string) ([]byte, error) {
+func extraDigest(preloads []archive, files map[string]string) ([]byte, error) {
 	h := sha256.New()
 	for _, a := range preloads {
 		fmt.Fprintln(h, a.Ref)
@@ -261,7 +264,7 @@ func inRoot(root, p string) (string, error) {
 }
 
 // build makes the root filesystem in a temporary directory and loads it.
-func build(ctx context.Context, opts Options, ref, rootfsTar string, bin binaries.Set, kubeadmRefs []string, kindDir string, preloads []Archive, files map[string]string) error {
+func build(ctx context.Context, opts Options, ref, rootfsTar string, bin binaries.Set, kubeadmRefs []string, kindDir string, preloads []archive, files map[string]string) error {
 	work, err := os.MkdirTemp(filepath.Join(opts.CacheDir, "kind"), "node-build-")
 	if err != nil {
 		return fmt.Errorf("create build directory: %w", err)

@@ -20,7 +20,7 @@ import (
 // release run on this machine for the purpose, as kind's own builder does
 // inside a build container. Images are imported unpacked-later (the node unpacks on first
 // use) and pinned, so the kubelet's image GC never removes them.
-func preload(ctx context.Context, bin binaries.Set, root, work string, comps []component, extra []Archive) error {
+func preload(ctx context.Context, bin binaries.Set, root, work string, comps []component, extra []archive) error {
 	dir := filepath.Join(work, "images")
 	archives := slices.Clone(extra)
 	for i, c := range comps {
@@ -32,7 +32,7 @@ func preload(ctx context.Context, bin binaries.Set, root, work string, comps []c
 		if err := imagebuild.WriteArchive(path, c.Ref, img); err != nil {
 			return err
 		}
-		archives = append(archives, Archive{Ref: c.Ref, Path: path})
+		archives = append(archives, archive{Ref: c.Ref, Path: path})
 	}
 
 	// A short socket path: unix socket paths are limited to 108 bytes.
