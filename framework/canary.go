@@ -172,10 +172,8 @@ func runCanary(ctx context.Context) canaryResult {
 	info, err := Cluster()
 	ExpectNoError(err, "load the cluster under test")
 	applyScale()
-	cfg, err := cluster.RESTConfig(info.Kubeconfig, info.Context)
+	_, client, err := cluster.NewClient(info.Kubeconfig, info.Context)
 	ExpectNoError(err, "load kubeconfig")
-	client, err := kubernetes.NewForConfig(cfg)
-	ExpectNoError(err, "make a client")
 	// The namespace is named here, not by the API server, so that the
 	// watches start before it exists: its ServiceAccount can come at once.
 	c := &canaryRun{client: client, ns: "kp-canary-" + rand.String(5), began: time.Now(), steps: &steps}

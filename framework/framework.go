@@ -200,11 +200,8 @@ func (f *Framework) setUp(ctx context.Context) {
 	info, err := Cluster()
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "load the cluster under test")
 	f.Cluster = info
-	cfg, err := cluster.RESTConfig(info.Kubeconfig, info.Context)
+	f.RESTConfig, f.Client, err = cluster.NewClient(info.Kubeconfig, info.Context)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "load kubeconfig")
-	f.RESTConfig = cfg
-	f.Client, err = kubernetes.NewForConfig(cfg)
-	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "make a client")
 	f.Kubectl = kubectl.Runner{Path: info.Kubectl, Kubeconfig: info.Kubeconfig, Context: info.Context}
 
 	begin := time.Now()
@@ -290,10 +287,8 @@ var _ = ginkgo.SynchronizedAfterSuite(func() {}, func(ctx ginkgo.SpecContext) {
 	if err != nil {
 		return // no cluster, so no spec made a namespace
 	}
-	cfg, err := cluster.RESTConfig(info.Kubeconfig, info.Context)
+	_, client, err := cluster.NewClient(info.Kubeconfig, info.Context)
 	ExpectNoError(err, "load kubeconfig")
-	client, err := kubernetes.NewForConfig(cfg)
-	ExpectNoError(err, "make a client")
 	ExpectNoError(namespace.AllGone(ctx, client, ownership.Selector(runID())+",!"+keptLabel, Timeout.NamespaceDelete),
 		"the run's namespaces to be deleted")
 })

@@ -14,15 +14,23 @@ import (
 	"github.com/kubeproof/kubeproof/framework/claims"
 )
 
+// ownCatalog is the catalog built into kubeproof, which these tests hold
+// against the specs, the seeds and the docs.
+func ownCatalog(t *testing.T) *claims.Catalog {
+	t.Helper()
+	cat, err := claims.Load(fixtures.Claims())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat
+}
+
 // The catalog and the specs must agree: every testable claim names specs
 // that exist and carry its label, and every spec carries an ID and at least
 // one claim label. A claim without a spec would be judged in advance; a spec
 // without a claim checks nothing anyone documented.
 func TestCatalogAndSpecsAgree(t *testing.T) {
-	cat, err := claims.Load(fixtures.Claims())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat := ownCatalog(t)
 	for _, err := range claims.CheckLinks(cat, framework.ListSpecs()) {
 		t.Error(err)
 	}
@@ -35,10 +43,7 @@ func TestCatalogAndSpecsAgree(t *testing.T) {
 // the expected value can take: a renamed field fails here, not as a harness
 // error after a cluster run.
 func TestClaimsNameDeclaredEvidence(t *testing.T) {
-	cat, err := claims.Load(fixtures.Claims())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat := ownCatalog(t)
 	for _, err := range claims.CheckEvidence(cat, framework.DeclaredEvidence()) {
 		t.Error(err)
 	}
@@ -48,10 +53,7 @@ func TestClaimsNameDeclaredEvidence(t *testing.T) {
 // claims, specs and documents that exist: an example that selects nothing
 // is the first thing a new user would copy.
 func TestDocsExamplesSelectSomething(t *testing.T) {
-	cat, err := claims.Load(fixtures.Claims())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat := ownCatalog(t)
 	specs := map[string]bool{}
 	for _, s := range framework.ListSpecs() {
 		specs[s.ID] = true

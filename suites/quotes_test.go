@@ -7,19 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/kubeproof/kubeproof/fixtures"
-	"github.com/kubeproof/kubeproof/framework/claims"
 )
 
 // Every claim quotes its seed: verbatim (whitespace aside: a quote may join
 // the lines of a list or a diagram), or, marked condensed, as fragments
 // joined by " … " that each stand verbatim in the seed, in order.
 func TestQuotesAreInTheirSeeds(t *testing.T) {
-	cat, err := claims.Load(fixtures.Claims())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat := ownCatalog(t)
 	seeds := map[string]string{}
 	for _, c := range cat.Claims {
 		file := c.Document

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/cluster"
@@ -185,11 +184,7 @@ func benchRound(cmd *cobra.Command, o *options, b *benchOptions, pb *providerBen
 		}
 	}()
 
-	cfg, err := cluster.RESTConfig(info.Kubeconfig, info.Context)
-	if err != nil {
-		return rb, err
-	}
-	client, err := kubernetes.NewForConfig(cfg)
+	_, client, err := cluster.NewClient(info.Kubeconfig, info.Context)
 	if err != nil {
 		return rb, err
 	}

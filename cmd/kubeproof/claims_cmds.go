@@ -69,9 +69,25 @@ func unknownSpecs(cs []claims.Claim) []string {
 	return out
 }
 
+// selected loads the catalog and returns it with the selected claims.
+func (s *selection) selected() (*claims.Catalog, []claims.Claim, error) {
+	cat, err := s.load()
+	if err != nil {
+		return nil, nil, err
+	}
+	cs, err := s.pick(cat)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cat, cs, nil
+}
+
+// narrowed says whether --claims or --document chose part of the catalog.
+func (s *selection) narrowed() bool { return len(s.claimIDs) > 0 || len(s.documents) > 0 }
+
 // pick returns the selected claims; all of them without a selection.
 func (s *selection) pick(cat *claims.Catalog) ([]claims.Claim, error) {
-	if len(s.claimIDs) == 0 && len(s.documents) == 0 {
+	if !s.narrowed() {
 		return cat.Claims, nil
 	}
 	var out []claims.Claim
@@ -97,12 +113,7 @@ func (s *selection) pick(cat *claims.Catalog) ([]claims.Claim, error) {
 }
 
 func newClaimsCommand() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "claims",
-		Short: "List and show the documented claims kubeproof checks",
-		Args:  usageArgs(cobra.NoArgs),
-		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-	}
+	cmd := groupCommand("claims", "List and show the documented claims kubeproof checks", "")
 	cmd.AddCommand(newClaimsListCommand(), newClaimsShowCommand(), newClaimsSpecsCommand(), newClaimsLintCommand(), newClaimsNewCommand())
 	return cmd
 }
@@ -115,11 +126,7 @@ func newClaimsListCommand() *cobra.Command {
 		Short: "List the claims: ID, document, kind, component and the specs that check each",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cat, err := sel.load()
-			if err != nil {
-				return err
-			}
-			cs, err := sel.pick(cat)
+			_, cs, err := sel.selected()
 			if err != nil {
 				return err
 			}

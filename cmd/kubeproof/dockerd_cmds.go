@@ -13,15 +13,13 @@ import (
 // newDockerdCommand manages the private Docker daemon the kind provider uses
 // on machines without a Docker engine of their own.
 func newDockerdCommand(o *options) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "dockerd",
-		Short: "Run or stop kubeproof's private Docker daemon (for the kind provider on machines without Docker)",
-		Long: `dockerd manages a private Docker daemon: Debian's docker.io, installed on first use,
-with its own socket (` + dockerd.Host() + `), no iptables rules of its own, no IP
+	cmd := groupCommand("dockerd",
+		"Run or stop kubeproof's private Docker daemon (for the kind provider on machines without Docker)",
+		`dockerd manages a private Docker daemon: Debian's docker.io, installed on first use,
+with its own socket (`+dockerd.Host()+`), no iptables rules of its own, no IP
 forwarding, and an OCI runtime that drops capabilities the machine cannot grant.
 stop removes its containers and networks and undoes its changes to the machine;
-its images stay in the cache directory.`,
-	}
+its images stay in the cache directory.`)
 	cmd.AddCommand(&cobra.Command{
 		Use:   "start",
 		Short: "Start the private Docker daemon (installs docker.io if missing)",

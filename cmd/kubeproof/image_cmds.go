@@ -15,10 +15,7 @@ import (
 
 // newImageCommand groups the commands that make images.
 func newImageCommand(o *options) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "image",
-		Short: "Build images kubeproof needs",
-	}
+	cmd := groupCommand("image", "Build images kubeproof needs", "")
 	build := &cobra.Command{
 		Use:   "build-node",
 		Short: "Build kind's node image offline (Debian root filesystem, Kubernetes from Go modules) and load it into Docker",

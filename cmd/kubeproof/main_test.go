@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
+
+	"github.com/spf13/cobra"
 
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 )
@@ -38,6 +41,31 @@ func TestBadInputExitCodes(t *testing.T) {
 	for _, tc := range cases {
 		if got := exitFor(tc.args...); got != tc.want {
 			t.Errorf("kubeproof %v: exit %d (%v), want %d (%v)", tc.args, got, got, tc.want, tc.want)
+		}
+	}
+}
+
+// Every command that holds others refuses a name that is none of them
+// (cobra alone prints the help and exits 0 there).
+func TestUnknownSubcommandIsUsageError(t *testing.T) {
+	var groups [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		if c.HasSubCommands() {
+			groups = append(groups, path)
+		}
+		for _, sub := range c.Commands() {
+			walk(sub, append(slices.Clone(path), sub.Name()))
+		}
+	}
+	walk(newRootCommand(), nil)
+	if len(groups) < 2 {
+		t.Fatalf("found %d commands with subcommands", len(groups))
+	}
+	for _, g := range groups {
+		args := append(slices.Clone(g), "no-such-command")
+		if got := exitFor(args...); got != exitcode.Usage {
+			t.Errorf("kubeproof %v: exit %d (%v), want %d (%v)", args, got, got, exitcode.Usage, exitcode.Usage)
 		}
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/client-go/kubernetes"
-
 	"github.com/kubeproof/kubeproof/framework/access"
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/identity"
@@ -19,13 +17,9 @@ import (
 // which it says now. The permissions needed inside the run's namespaces
 // are asked again by the canary, in one of them.
 func preflight(ctx context.Context, info *cluster.Info, pr *progress.Printer) error {
-	cfg, err := cluster.RESTConfig(info.Kubeconfig, info.Context)
+	cfg, client, err := cluster.NewClient(info.Kubeconfig, info.Context)
 	if err != nil {
 		return err
-	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("make a client: %w", err)
 	}
 	user := "the kubeconfig's user"
 	if who, err := identity.WhoAmI(ctx, cfg); err == nil && who.Username != "" {

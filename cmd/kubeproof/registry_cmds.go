@@ -19,10 +19,7 @@ import (
 )
 
 func newRegistryCommand(o *options) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "registry",
-		Short: "Serve an OCI registry on this machine (for clusters that pull kubeproof's images)",
-	}
+	cmd := groupCommand("registry", "Serve an OCI registry on this machine (for clusters that pull kubeproof's images)", "")
 	var listen []string
 	var dir string
 	var readOnly, verbose bool

@@ -87,6 +87,19 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	}
 }
 
+// groupCommand is a command that only holds others: alone it prints its
+// help; with an argument that names none of them it is a usage error
+// (cobra would print the help and exit 0).
+func groupCommand(use, short, long string) *cobra.Command {
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Long:  long,
+		Args:  usageArgs(cobra.NoArgs),
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+}
+
 // addClusterFlags adds the flags that shape a cluster the local provider makes.
 func addClusterFlags(cmd *cobra.Command, o *options) {
 	f := cmd.Flags()

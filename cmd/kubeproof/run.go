@@ -94,16 +94,12 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 	if _, err := types.ParseLabelFilter(r.labelFilter); err != nil {
 		return exitcode.Errorf(exitcode.Usage, "--label-filter %q: %v", r.labelFilter, err)
 	}
-	cat, err := r.sel.load()
-	if err != nil {
-		return err
-	}
-	selected, err := r.sel.pick(cat)
+	cat, selected, err := r.sel.selected()
 	if err != nil {
 		return err
 	}
 	filter := r.labelFilter
-	if len(r.sel.claimIDs) > 0 || len(r.sel.documents) > 0 {
+	if r.sel.narrowed() {
 		filter = specFilter(selected, r.labelFilter)
 	}
 	if r.rerunFailed != "" {
@@ -436,11 +432,7 @@ go test -tags e2e ./suites -args --ginkgo.json-report=DIR/specs.json) and writes
 claims reports there again, with the catalog of this binary and --claims-file.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cat, err := sel.load()
-			if err != nil {
-				return err
-			}
-			selected, err := sel.pick(cat)
+			cat, selected, err := sel.selected()
 			if err != nil {
 				return err
 			}

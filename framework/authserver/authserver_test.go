@@ -29,11 +29,7 @@ func client(s *Server) *http.Client {
 // A token verifies against the published key, found through discovery, the
 // way an API server finds it.
 func TestTokenVerifiesAgainstPublishedKey(t *testing.T) {
-	s, err := Start(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := start(t, nil)
 	c := client(s)
 	var disc struct {
 		Issuer  string `json:"issuer"`
@@ -72,21 +68,10 @@ func TestTokenVerifiesAgainstPublishedKey(t *testing.T) {
 }
 
 func TestWebhookAnswersKnownTokensOnly(t *testing.T) {
-	s, err := Start(map[string]authenticationv1.UserInfo{"good": {Username: "jisoo"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := start(t, map[string]authenticationv1.UserInfo{"good": {Username: "jisoo"}})
 	c := client(s)
 	for token, want := range map[string]bool{"good": true, "bad": false} {
-		body, _ := json.Marshal(authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}})
-		resp, err := c.Post(s.URL+"/authenticate", "application/json", bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var review authenticationv1.TokenReview
-		_ = json.NewDecoder(resp.Body).Decode(&review)
-		resp.Body.Close()
+		review := post(t, c, s.URL+"/authenticate", authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}})
 		if review.Status.Authenticated != want {
 			t.Errorf("token %q: authenticated %t", token, review.Status.Authenticated)
 		}
@@ -99,26 +84,15 @@ func TestWebhookAnswersKnownTokensOnly(t *testing.T) {
 // The authorizer allows what it was granted and has no opinion on the rest
 // (neither allowed nor denied), and remembers what it was asked.
 func TestAuthorizerAllowsGrantsOnly(t *testing.T) {
-	s, err := Start(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := start(t, nil)
 	s.Allow(Grant{User: "mina", Verb: "list", Resource: "configmaps"})
 	c := client(s)
 	for _, tc := range []struct {
 		user, verb string
 		want       bool
 	}{{"mina", "list", true}, {"mina", "create", false}, {"jisoo", "list", false}} {
-		body, _ := json.Marshal(authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		review := post(t, c, s.URL+"/authorize", authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 			User: tc.user, ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: tc.verb, Resource: "configmaps", Namespace: "x"}}})
-		resp, err := c.Post(s.URL+"/authorize", "application/json", bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var review authorizationv1.SubjectAccessReview
-		_ = json.NewDecoder(resp.Body).Decode(&review)
-		resp.Body.Close()
 		if review.Status.Allowed != tc.want || review.Status.Denied {
 			t.Errorf("%s %s: allowed %t denied %t, want allowed %t and no denial", tc.user, tc.verb, review.Status.Allowed, review.Status.Denied, tc.want)
 		}
@@ -129,11 +103,7 @@ func TestAuthorizerAllowsGrantsOnly(t *testing.T) {
 }
 
 func TestConfigsParse(t *testing.T) {
-	s, err := Start(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := start(t, nil)
 	var cfg map[string]any
 	if err := yaml.UnmarshalStrict(s.AuthenticationConfig("kubeproof"), &cfg); err != nil {
 		t.Fatalf("AuthenticationConfiguration: %v", err)
@@ -161,4 +131,34 @@ func decode(t *testing.T, s string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// start serves an auth server for the test, closed when the test ends.
+func start(t *testing.T, tokens map[string]authenticationv1.UserInfo) *Server {
+	t.Helper()
+	s, err := Start(tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// post sends a review to the server and returns its answer, of the same type.
+func post[T any](t *testing.T, c *http.Client, url string, review T) T {
+	t.Helper()
+	body, err := json.Marshal(review)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var answer T
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
+		t.Fatalf("decode the answer of %s: %v", url, err)
+	}
+	return answer
 }

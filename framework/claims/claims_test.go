@@ -11,55 +11,16 @@ import (
 	"github.com/kubeproof/kubeproof/framework/cluster"
 )
 
-const catalogYAML = `
-document: {file: doc.txt, title: Doc}
-claims:
-- id: X-STORED
-  section: s
-  quote: q
-  statement: st
-  component: kube-apiserver
-  kind: structure
-  specs: [spec-a]
-  expect:
-  - {evidence: stored.nodeName, equals: ""}
-  - {evidence: stored.phase, equals: Pending}
-- id: X-AUTH
-  section: s
-  quote: q
-  statement: st
-  component: kube-apiserver
-  kind: status-code
-  specs: [spec-a]
-  requires: [AuditLog]
-  expect:
-  - {evidence: anon.code, equals: 401}
-  conditional:
-  - condition: with anonymous authentication off
-    expect:
-    - {evidence: anonOff.code, equals: 401}
-- id: X-TIME
-  section: s
-  quote: q
-  statement: st
-  component: kube-scheduler
-  kind: timing
-  specs: [spec-b]
-  claimed: 100-500 ms
-  expect:
-  - {evidence: timing.ms, atLeast: 100, atMost: 500}
-- id: X-OPINION
-  section: s
-  quote: q
-  statement: st
-  component: none
-  kind: behaviour
-  notTestable: opinion
-`
+func load(t *testing.T) *Catalog { return testCatalog(t, "catalog.yaml") }
 
-func load(t *testing.T) *Catalog {
+// testCatalog loads a catalog of testdata as the one document of a tree.
+func testCatalog(t *testing.T, file string) *Catalog {
 	t.Helper()
-	cat, err := Load(fstest.MapFS{"doc.yaml": {Data: []byte(catalogYAML)}})
+	data, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := Load(fstest.MapFS{"doc.yaml": {Data: data}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,72 +4,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"testing/fstest"
 )
 
-const rulesYAML = `
-document: {file: doc.txt, title: Doc}
-claims:
-- id: X-SCHED
-  section: s
-  quote: q
-  statement: the scheduler binds the Pod with a Binding
-  component: kube-scheduler
-  kind: behaviour
-  specs: [flow]
-  expect:
-  - {evidence: bound.bound, equals: true}
-  - {evidence: binding.subresource, equals: binding}
-- id: X-KUBELET
-  section: s
-  quote: q
-  statement: the kubelet runs it
-  component: kubelet
-  kind: behaviour
-  specs: [flow]
-  expect:
-  - {evidence: running.running, equals: true}
-- id: X-COND
-  section: s
-  quote: q
-  statement: anonymous gets 401
-  component: kube-apiserver
-  kind: status-code
-  specs: [flow, anon-off]
-  expect:
-  - {evidence: anon.code, equals: 401}
-  conditional:
-  - condition: with anonymous authentication off
-    expect:
-    - {evidence: anonOff.code, equals: 401}
-- id: X-ORDER
-  section: s
-  quote: q
-  statement: authorization answers before validation
-  component: kube-apiserver
-  kind: behaviour
-  specs: [flow]
-  expect:
-  - {evidence: invalidAndForbidden.code, equals: 403}
-- id: X-TIMING
-  section: s
-  quote: q
-  statement: pulling takes 5-30 s
-  component: kubelet
-  kind: timing
-  specs: [flow]
-  expect:
-  - {evidence: timing.pullMs.median, atLeast: 5000, atMost: 30000}
-`
-
-func rules(t *testing.T) *Catalog {
-	t.Helper()
-	cat, err := Load(fstest.MapFS{"doc.yaml": {Data: []byte(rulesYAML)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cat
-}
+func rules(t *testing.T) *Catalog { return testCatalog(t, "rules.yaml") }
 
 func judgeOne(t *testing.T, id string, specs ...SpecResult) Result {
 	t.Helper()

@@ -83,10 +83,9 @@ func describeRules(rules *clientcmd.ClientConfigLoadingRules) string {
 	return strings.Join(rules.GetLoadingPrecedence(), string(filepath.ListSeparator))
 }
 
-// Connect loads the kubeconfig and checks that the API server answers
-// /readyz within timeout. Errors carry exitcode.Kubeconfig or
-// exitcode.Unreachable.
-func Connect(ctx context.Context, path, kubeContext string, timeout time.Duration) (*rest.Config, kubernetes.Interface, error) {
+// NewClient loads the kubeconfig as RESTConfig does and makes a client of
+// it; it does not reach the cluster. Errors carry exitcode.Kubeconfig.
+func NewClient(path, kubeContext string) (*rest.Config, kubernetes.Interface, error) {
 	cfg, err := RESTConfig(path, kubeContext)
 	if err != nil {
 		return nil, nil, err
@@ -94,6 +93,17 @@ func Connect(ctx context.Context, path, kubeContext string, timeout time.Duratio
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, nil, exitcode.Errorf(exitcode.Kubeconfig, "kubeconfig %s: %v", path, err)
+	}
+	return cfg, client, nil
+}
+
+// Connect loads the kubeconfig and checks that the API server answers
+// /readyz within timeout. Errors carry exitcode.Kubeconfig or
+// exitcode.Unreachable.
+func Connect(ctx context.Context, path, kubeContext string, timeout time.Duration) (*rest.Config, kubernetes.Interface, error) {
+	cfg, client, err := NewClient(path, kubeContext)
+	if err != nil {
+		return nil, nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -66,13 +66,9 @@ func Trace(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Progress == nil {
 		opts.Progress = progress.Discard()
 	}
-	cfg, err := cluster.RESTConfig(opts.Info.Kubeconfig, opts.Info.Context)
+	_, client, err := cluster.NewClient(opts.Info.Kubeconfig, opts.Info.Context)
 	if err != nil {
 		return nil, err
-	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("client: %w", err)
 	}
 	k := kubectl.Runner{Path: opts.Info.Kubectl, Kubeconfig: opts.Info.Kubeconfig, Context: opts.Info.Context}
 	if k.Path == "" {

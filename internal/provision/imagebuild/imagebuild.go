@@ -108,7 +108,7 @@ func Compose(layers [][]File, cfg v1.Config) (v1.Image, error) {
 	}
 	image := base
 	for i, files := range layers {
-		data, err := layerTar(files)
+		data, err := Tar(files)
 		if err != nil {
 			return nil, err
 		}
@@ -146,7 +146,9 @@ func WriteArchive(path, ref string, image v1.Image) error {
 	return nil
 }
 
-func layerTar(files []File) ([]byte, error) {
+// Tar packs files, in their order, as a tar archive (an image layer, or
+// files to unpack on a node).
+func Tar(files []File) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	for _, f := range files {

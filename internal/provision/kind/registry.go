@@ -1,7 +1,6 @@
 package kind
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 	"sigs.k8s.io/kind/pkg/exec"
 
+	"github.com/kubeproof/kubeproof/internal/provision/imagebuild"
 	"github.com/kubeproof/kubeproof/internal/provision/registryhosts"
 )
 
@@ -39,9 +39,9 @@ func (u *bringUp) registryAccess(context.Context) error {
 			u.p.cfg.Progress.Infof("the nodes pull %s from %s: a registry on this machine must listen there too", s.ImageRegistry, registryhosts.Server(file))
 		}
 	}
-	archive, err := hostsArchive(files)
+	archive, err := imagebuild.Tar(hostsFiles(files))
 	if err != nil {
-		return err
+		return fmt.Errorf("pack the registry configuration: %w", err)
 	}
 	// One command per node, all nodes at once: each docker exec costs a
 	// quarter of a second here.
@@ -61,27 +61,16 @@ func (u *bringUp) registryAccess(context.Context) error {
 // certsDir is the CRI plugin's registry.config_path on our node image.
 const certsDir = "/etc/containerd/certs.d"
 
-// hostsArchive packs files (registry host -> hosts.toml) as a tar of
-// <host>/hosts.toml.
-func hostsArchive(files map[string]string) ([]byte, error) {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
+// hostsFiles are files (registry host -> hosts.toml) as <host>/hosts.toml,
+// each under a directory of its own, in a stable order.
+func hostsFiles(files map[string]string) []imagebuild.File {
+	var out []imagebuild.File
 	for _, host := range slices.Sorted(maps.Keys(files)) {
-		if err := tw.WriteHeader(&tar.Header{Name: host + "/", Typeflag: tar.TypeDir, Mode: 0o755}); err != nil {
-			return nil, fmt.Errorf("pack registry configuration: %w", err)
-		}
-		body := []byte(files[host])
-		if err := tw.WriteHeader(&tar.Header{Name: host + "/hosts.toml", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(body))}); err != nil {
-			return nil, fmt.Errorf("pack registry configuration: %w", err)
-		}
-		if _, err := tw.Write(body); err != nil {
-			return nil, fmt.Errorf("pack registry configuration: %w", err)
-		}
+		out = append(out,
+			imagebuild.File{Path: host + "/", Mode: 0o755},
+			imagebuild.File{Path: host + "/hosts.toml", Mode: 0o644, Data: []byte(files[host])})
 	}
-	if err := tw.Close(); err != nil {
-		return nil, fmt.Errorf("pack registry configuration: %w", err)
-	}
-	return buf.Bytes(), nil
+	return out
 }
 
 // nodeGateway is the node's default gateway: this machine, on the kind
