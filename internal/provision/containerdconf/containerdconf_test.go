@@ -26,6 +26,9 @@ func TestSectionsParse(t *testing.T) {
 		if rt["restrict_oom_score_adj"] != true {
 			t.Error("restrict_oom_score_adj must be set")
 		}
+		if cni := rt["cni"].(map[string]any); cni["use_internal_loopback"] != true {
+			t.Errorf("%+v: cni %v: lo must be set up by containerd, not by the loopback plugin", c, cni)
+		}
 		runc := rt["containerd"].(map[string]any)["runtimes"].(map[string]any)["runc"].(map[string]any)
 		opts := runc["options"].(map[string]any)
 		if opts["SystemdCgroup"] != c.SystemdCgroup || (runc["runtime_path"] != nil) != (c.ShimPath != "") || (opts["BinaryName"] != nil) != (c.RuncPath != "") {
