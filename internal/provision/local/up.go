@@ -358,6 +358,7 @@ func (p *Provider) create(ctx context.Context, st *state, bin binaries.Set, tars
 		s.ready(APIServer, apiStarted)
 	}
 	g, gctx := errgroup.WithContext(ctx)
+	nodeKnown := make(chan struct{})
 	for _, cp := range []struct {
 		name string
 		port int
@@ -375,9 +376,17 @@ func (p *Provider) create(ctx context.Context, st *state, bin binaries.Set, tars
 		case <-gctx.Done():
 			return gctx.Err()
 		}
-		return p.startNode(gctx, s, byName, admin)
+		return p.startNode(gctx, s, byName, admin, nodeKnown)
 	})
 	g.Go(func() error {
+		// kube-proxy reads its node's addresses when it starts and, if the
+		// node is not there yet, looks again only a second later: it
+		// starts once the kubelet has registered the node.
+		select {
+		case <-nodeKnown:
+		case <-gctx.Done():
+			return gctx.Err()
+		}
 		return startAndWait(KubeProxy, componentTimeout, httpHealthy(fmt.Sprintf("http://%s:10256/healthz", nw.nodeIP)))
 	})
 	if err := g.Wait(); err != nil {
@@ -411,9 +420,9 @@ func makeDirs(l layout) error {
 	return nil
 }
 
-// startNode starts the kubelet, gives the node its pod network once the node
-// object shows its pod CIDR, and waits for the node to be Ready.
-func (p *Provider) startNode(ctx context.Context, s *starter, byName map[string]component, admin kubernetes.Interface) error {
+// startNode starts the kubelet, closes registered once the node object
+// exists, gives the node its pod network, and waits for the node to be Ready.
+func (p *Provider) startNode(ctx context.Context, s *starter, byName map[string]component, admin kubernetes.Interface, registered chan<- struct{}) error {
 	c, l := p.cfg, p.l
 	started := time.Now()
 	if _, err := s.start(byName[Kubelet]); err != nil {
@@ -458,32 +467,34 @@ func (p *Provider) startNode(ctx context.Context, s *starter, byName map[string]
 	// first /24 only once all its controllers are built, about 5 s after
 	// the node is Ready, and takes a range a node already has as used.
 	// Without a controller manager the node keeps none, as before.
-	if c.Runs(ControllerManager) {
-		g.Go(func() error {
-			want := c.network().nodePodCIDR.String()
-			node, err := observe.Until(gctx, nodeTimeout, "node "+l.nodeName()+" to register", lw, func(n *corev1.Node) (bool, error) {
-				return true, nil
-			}, describeNode)
-			if err != nil {
-				return exitErr(err)
-			}
-			if node.Spec.PodCIDR == "" {
-				node, err = assignPodCIDR(gctx, admin, l.nodeName(), want)
-				if err != nil {
-					return err
-				}
-			}
-			// Had the controller manager been first with another range,
-			// the pod network follows it.
-			if node.Spec.PodCIDR != want {
-				if err := writeCNIConfig(c, l, node.Spec.PodCIDR); err != nil {
-					return err
-				}
-			}
-			s.ready("node pod CIDR "+node.Spec.PodCIDR, started)
+	g.Go(func() error {
+		node, err := observe.Until(gctx, nodeTimeout, "node "+l.nodeName()+" to register", lw, func(n *corev1.Node) (bool, error) {
+			return true, nil
+		}, describeNode)
+		if err != nil {
+			return exitErr(err)
+		}
+		close(registered)
+		if !c.Runs(ControllerManager) {
 			return nil
-		})
-	}
+		}
+		want := c.network().nodePodCIDR.String()
+		if node.Spec.PodCIDR == "" {
+			node, err = assignPodCIDR(gctx, admin, l.nodeName(), want)
+			if err != nil {
+				return err
+			}
+		}
+		// Had the controller manager been first with another range,
+		// the pod network follows it.
+		if node.Spec.PodCIDR != want {
+			if err := writeCNIConfig(c, l, node.Spec.PodCIDR); err != nil {
+				return err
+			}
+		}
+		s.ready("node pod CIDR "+node.Spec.PodCIDR, started)
+		return nil
+	})
 	return g.Wait()
 }
 
