@@ -1,6 +1,8 @@
 package kind
 
 import (
+	"path"
+	"strings"
 	"testing"
 )
 
@@ -14,11 +16,11 @@ func TestHostsFiles(t *testing.T) {
 	got := map[string]string{}
 	dirs := map[string]bool{}
 	for _, f := range hostsFiles(files) {
-		if f.Data == nil {
+		if strings.HasSuffix(f.Path, "/") { // imagebuild.File's directory
 			dirs[f.Path] = true
 			continue
 		}
-		if !dirs[f.Path[:len(f.Path)-len("hosts.toml")]] {
+		if !dirs[path.Dir(f.Path)+"/"] {
 			t.Errorf("%s comes before its directory", f.Path)
 		}
 		got[f.Path] = string(f.Data)

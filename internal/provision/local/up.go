@@ -336,14 +336,12 @@ func (p *Provider) create(ctx context.Context, st *state, bin binaries.Set, tars
 			return nil, err
 		}
 	}
-	// The API server starts with them: it builds its handlers (1.5 s of
-	// CPU here) while etcd comes up, and connects once etcd answers.
+	// The API server (never left out) starts with them: it builds its
+	// handlers (1.5 s of CPU here) while etcd comes up, and connects once
+	// etcd answers.
 	apiStarted := time.Now()
-	_, apiIncluded := byName[APIServer]
-	if apiIncluded {
-		if _, err := s.start(byName[APIServer]); err != nil {
-			return nil, err
-		}
+	if _, err := s.start(byName[APIServer]); err != nil {
+		return nil, err
 	}
 	for _, m := range c.etcdMembers(l) {
 		if err := s.waitReady(ctx, m.name, etcdTimeout, etcdHealthy(c, m)); err != nil {
@@ -351,12 +349,10 @@ func (p *Provider) create(ctx context.Context, st *state, bin binaries.Set, tars
 		}
 		s.ready(m.name, etcdStarted)
 	}
-	if apiIncluded {
-		if err := s.waitReady(ctx, APIServer, apiServerTimeout, apiServerReady(admin)); err != nil {
-			return nil, err
-		}
-		s.ready(APIServer, apiStarted)
+	if err := s.waitReady(ctx, APIServer, apiServerTimeout, apiServerReady(admin)); err != nil {
+		return nil, err
 	}
+	s.ready(APIServer, apiStarted)
 	g, gctx := errgroup.WithContext(ctx)
 	nodeKnown := make(chan struct{})
 	for _, cp := range []struct {
