@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -49,7 +48,7 @@ type Extra struct {
 // StartExtra starts the server, waits until it is ready, and returns how to
 // reach and stop it; a server that never becomes ready is stopped.
 func StartExtra(ctx context.Context, e Extra) (*cluster.APIServer, error) {
-	proc, err := process.Start(e.Name, override(e.Args, e.Wins), e.Log, os.Environ())
+	proc, err := process.Start(e.Name, override(e.Args, e.Wins), e.Log, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -153,7 +153,7 @@ func Start(ctx context.Context, cacheDir string, pr *progress.Printer) (err erro
 	if err := writeConfig(st.DataRoot); err != nil {
 		return err
 	}
-	proc, err := process.Start("dockerd", []string{"dockerd", "--config-file", configFile()}, logFile(), os.Environ())
+	proc, err := process.Start("dockerd", []string{"dockerd", "--config-file", configFile()}, logFile(), nil)
 	if err != nil {
 		return err
 	}

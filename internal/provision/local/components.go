@@ -1,6 +1,8 @@
 package local
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -13,6 +15,8 @@ type component struct {
 	// inNode runs the process inside the node's network namespace.
 	inNode bool
 	args   []string
+	// env is set on top of kubeproof's own environment.
+	env []string
 }
 
 // components returns the command line of every component that runs, in start
@@ -24,7 +28,12 @@ func components(c Config, l layout, bin binaries.Set) []component {
 
 	all := append(etcdComponents(c, l, bin.Path("etcd")), []component{
 		{name: APIServer, args: apiServerArgs(c, l, bin, strings.Join(c.etcdClientURLs(), ","))},
-		{name: Containerd, inNode: true, args: []string{bin.Path(Containerd), "--config=" + l.conf("containerd.toml")}},
+		{name: Containerd, inNode: true, args: []string{bin.Path(Containerd), "--config=" + l.conf("containerd.toml")},
+			// containerd asks the shim about its runtime (`-info`) without
+			// the runc path of its configuration: the shim then looks for
+			// runc in PATH. Found, the answer is kept; not found, containerd
+			// runs the shim again for every container it starts.
+			env: []string{"PATH=" + filepath.Dir(bin.Path("runc")) + string(os.PathListSeparator) + os.Getenv("PATH")}},
 		{name: ControllerManager, args: append(controlPlaneArgs(bin, l, ControllerManager, host, c.ControllerManagerPort),
 			"--controllers=*,bootstrapsigner,tokencleaner",
 			"--use-service-account-credentials=true",

@@ -85,7 +85,7 @@ func TestComponents(t *testing.T) {
 	c := testConfig()
 	c.ComponentArgs = map[string][]string{APIServer: {"--anonymous-auth=false"}}
 	c.Without = []string{KubeProxy}
-	comps := components(c, layout{name: c.Name}, binaries.Set{KubernetesDir: "/k", EtcdDir: "/e"})
+	comps := components(c, layout{name: c.Name}, binaries.Set{KubernetesDir: "/k", EtcdDir: "/e", ContainerdDir: "/c", RuncDir: "/r"})
 	byName := map[string]component{}
 	for _, comp := range comps {
 		byName[comp.name] = comp
@@ -108,6 +108,10 @@ func TestComponents(t *testing.T) {
 	kubelet := byName[Kubelet].args
 	if kubelet[0] != "nsenter" || kubelet[1] != "--net="+(layout{name: "t"}).netnsPath() {
 		t.Errorf("kubelet not started in the node namespace: %v", kubelet[:3])
+	}
+	// The shim's -info finds runc by PATH (see components).
+	if env := byName[Containerd].env; len(env) != 1 || !strings.HasPrefix(env[0], "PATH=/r:") {
+		t.Errorf("containerd env = %v: want runc's directory first in PATH", env)
 	}
 	if byName[APIServer].inNode || byName[Etcd].inNode {
 		t.Error("the control plane runs on the host")

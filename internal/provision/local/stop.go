@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,7 +92,7 @@ func (p *Provider) stopProcess(name string, grace time.Duration) (func(context.C
 		return nil, fmt.Errorf("stop %s: %w", name, err)
 	}
 	start := func(ctx context.Context) error {
-		proc, err := process.Start(name, rec.Args, rec.Log, os.Environ())
+		proc, err := process.Start(name, rec.Args, rec.Log, rec.Env)
 		if err != nil {
 			return fmt.Errorf("start %s again: %w", name, err)
 		}

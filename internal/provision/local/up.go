@@ -185,7 +185,7 @@ type starter struct {
 }
 
 func (s *starter) start(comp component) (*process.Proc, error) {
-	proc, err := process.Start(comp.name, comp.args, s.l.log(comp.name), os.Environ())
+	proc, err := process.Start(comp.name, comp.args, s.l.log(comp.name), comp.env)
 	if err != nil {
 		return nil, err
 	}

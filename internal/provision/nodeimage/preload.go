@@ -55,7 +55,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 		return fmt.Errorf("containerd for preloading: %w", err)
 	}
 	proc, err := process.Start("containerd (node image preload)",
-		[]string{bin.Path("containerd"), "--config", filepath.Join(tmp, "config.toml")}, filepath.Join(work, "containerd.log"), os.Environ())
+		[]string{bin.Path("containerd"), "--config", filepath.Join(tmp, "config.toml")}, filepath.Join(work, "containerd.log"), nil)
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,10 @@ type Record struct {
 	PID       int      `json:"pid"`
 	StartTime uint64   `json:"startTime"`
 	Args      []string `json:"args"`
-	Log       string   `json:"log"`
+	// Env holds the variables it was given on top of kubeproof's own
+	// environment, so that a restart gives them again.
+	Env []string `json:"env,omitempty"`
+	Log string   `json:"log"`
 }
 
 // Proc is a process started by this kubeproof invocation.
@@ -45,7 +48,8 @@ func (p *Proc) Exited() <-chan struct{} { return p.exited }
 func (p *Proc) Err() error { return p.err }
 
 // Start runs args (args[0] is the program) in a new session, with stdin from
-// /dev/null and stdout and stderr appended to logPath.
+// /dev/null, stdout and stderr appended to logPath, and kubeproof's
+// environment plus env (whose variables win).
 func Start(name string, args []string, logPath string, env []string) (*Proc, error) {
 	if len(args) == 0 {
 		return nil, fmt.Errorf("start %s: no command", name)
@@ -61,7 +65,7 @@ func Start(name string, args []string, logPath string, env []string) (*Proc, err
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdout = logf
 	cmd.Stderr = logf
-	cmd.Env = env
+	cmd.Env = append(os.Environ(), env...)
 	// A new session: the terminal's Ctrl-C reaches kubeproof, which then
 	// decides what to stop, instead of killing components half-way.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -75,7 +79,7 @@ func Start(name string, args []string, logPath string, env []string) (*Proc, err
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	p := &Proc{
-		Record: Record{Name: name, PID: cmd.Process.Pid, StartTime: st, Args: args, Log: logPath},
+		Record: Record{Name: name, PID: cmd.Process.Pid, StartTime: st, Args: args, Env: env, Log: logPath},
 		cmd:    cmd,
 		exited: make(chan struct{}),
 	}

@@ -82,3 +82,27 @@ func TestTail(t *testing.T) {
 		t.Fatalf("Tail of a missing file = %q", got)
 	}
 }
+
+// The variables given on top of kubeproof's environment reach the process,
+// win over kubeproof's own, and are recorded for a restart.
+func TestStartEnv(t *testing.T) {
+	t.Setenv("KUBEPROOF_TEST_VAR", "outer")
+	out := filepath.Join(t.TempDir(), "env.out")
+	env := []string{"KUBEPROOF_TEST_VAR=inner"}
+	p, err := Start("env", []string{"sh", "-c", `printf %s "$KUBEPROOF_TEST_VAR" > ` + out}, filepath.Join(t.TempDir(), "env.log"), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.Exited():
+	case <-time.After(10 * time.Second):
+		t.Fatal("sh did not exit")
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "inner" || !slices.Equal(p.Env, env) {
+		t.Errorf("the process saw %q, the record holds %v: want %q and %v", got, p.Env, "inner", env)
+	}
+}
