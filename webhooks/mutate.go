@@ -50,10 +50,12 @@ func container(name string, args ...string) corev1.Container {
 	return corev1.Container{Name: name, Image: Image, Args: args, Resources: smallResources()}
 }
 
+// smallResources limits memory only: a CPU limit would throttle runc too,
+// which sets the container up from inside its cgroup.
 func smallResources() corev1.ResourceRequirements {
 	return corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
-		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
 	}
 }
 

@@ -25,13 +25,12 @@ import (
 
 // container is a test-app container serving on port.
 func container(name string, port int32, args ...string) corev1.Container {
-	lim := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")}
 	return corev1.Container{
 		Name: name, Image: images.TestApp.PodRef(),
 		Args:      append([]string{"serve", "--listen=:" + strconv.Itoa(int(port))}, args...),
 		Ports:     []corev1.ContainerPort{{ContainerPort: port}},
 		Env:       []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
-		Resources: corev1.ResourceRequirements{Requests: lim, Limits: lim},
+		Resources: framework.Resources("100m", "64Mi"),
 	}
 }
 
@@ -180,8 +179,11 @@ var _ = ginkgo.Describe("Kubelet", func() {
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			pods := f.RecordPods(ctx)
+			// Both limits, as a Pod that asks for them: the claim reads each back.
+			app := container("app", 8080)
+			app.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")}
 			createPod(ctx, f, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "limited"}, Spec: corev1.PodSpec{
-				Containers: []corev1.Container{container("app", 8080)}}})
+				Containers: []corev1.Container{app}}})
 			framework.ReadyPod(ctx, pods, "limited")
 			res, err := f.Kubectl.Run(ctx, nil, "exec", "limited", "--namespace", f.Namespace, "--", "/kubeproof-testapp", "cgroup")
 			framework.ExpectNoError(err, "read the cgroup limits")

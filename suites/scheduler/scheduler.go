@@ -42,12 +42,11 @@ const (
 
 // newPod is a Pod of our image requesting cpu and memory.
 func newPod(name, cpu, memory string) *corev1.Pod {
-	req := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{
 			Name: "app", Image: images.TestApp.PodRef(), Args: []string{"serve"},
-			Resources: corev1.ResourceRequirements{Requests: req, Limits: req},
+			Resources: framework.Resources(cpu, memory),
 		}}},
 	}
 }
