@@ -18,8 +18,10 @@ import (
 
 // Labels and taint of simulated nodes.
 const (
-	// SimulatedLabel marks every simulated node, so that reports can say
-	// which results came from nodes without a kubelet.
+	// SimulatedLabel marks every simulated node (and any other Node object
+	// a spec makes that no kubelet runs), so that reports can say which
+	// results came from nodes without a kubelet, and specs that judge the
+	// real nodes leave them out.
 	SimulatedLabel = "kubeproof.io/simulated"
 	// SimulatedForLabel names the namespace a simulated node belongs to;
 	// specs select their own nodes with it.

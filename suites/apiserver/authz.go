@@ -185,8 +185,10 @@ var _ = ginkgo.Describe("API server authorization", func() {
 			framework.ExpectNoError(err, "read the Pod bound elsewhere")
 
 			ginkgo.By("as the node: changing another Node, and a restricted label on itself")
-			// Tainted, so that no other spec's Pod is scheduled to it.
-			fake := &corev1.Node{ObjectMeta: metav1.ObjectMeta{GenerateName: "kubeproof-fake-node-", Labels: map[string]string{"kubeproof.io/fake": "true"}},
+			// Tainted, so that no other spec's Pod is scheduled to it, and
+			// labelled as a node without a kubelet, so that specs running
+			// meanwhile that judge the real nodes leave it out.
+			fake := &corev1.Node{ObjectMeta: metav1.ObjectMeta{GenerateName: "kubeproof-fake-node-", Labels: map[string]string{framework.SimulatedLabel: "true"}},
 				Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: framework.SimulatedTaint, Value: f.Namespace, Effect: corev1.TaintEffectNoSchedule}}}}
 			fake, err = f.Client.CoreV1().Nodes().Create(ctx, framework.Own(fake), metav1.CreateOptions{})
 			framework.ExpectNoError(err, "create a Node object no kubelet runs")
