@@ -107,12 +107,19 @@ PROVIDER ?= local
 rounds: build
 	ci/rounds.sh $(ROUNDS) $(PROVIDER)
 
-## bench: cluster up/down times, pod startup latency (50 Pods) and the
-## suites' cost, written to _output/bench/bench.{json,md}; measurements only.
-## E.g. BENCH_FLAGS="--providers local,kind".
-BENCH_FLAGS ?=
+## bench: measurements only, written to _output/bench/bench.{json,md}: the
+## local and kind clusters' up and down times, pod startup latency (50 Pods),
+## the suites' cost on the local cluster at --parallel 4 and 1, then
+## `make run` timed whole, warm and once cold (empty kubeproof and Go build
+## caches, which rebuilds Kubernetes): about 50 minutes on 2 cores.
+## BENCH_FLAGS narrows it, e.g. BENCH_FLAGS="--rounds 3" (local only, no
+## end-to-end rows), or adds --rounds 3 to BENCH_ALL.
+BENCH_DIR   := _output/bench
+BENCH_ALL   := --providers local,kind --suites-providers local --parallel 4,1 \
+               --end-to-end '$(MAKE) --no-print-directory run REPORT_DIR=$(BENCH_DIR)/end-to-end' --cold
+BENCH_FLAGS ?= $(BENCH_ALL)
 bench: build
-	$(KUBEPROOF) bench --output _output/bench $(BENCH_FLAGS)
+	$(KUBEPROOF) bench --output $(BENCH_DIR) $(BENCH_FLAGS)
 
 ## matrix: the suites on each Kubernetes release kubeproof is tested with, on
 ## local clusters one after another; verdicts side by side in

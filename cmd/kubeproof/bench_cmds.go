@@ -29,7 +29,14 @@ type benchOptions struct {
 	rounds   int
 	pods     int
 	suites   bool
+	// suitesOn are the providers whose suites are measured; empty: all.
+	suitesOn []string
 	parallel []int
+	warmUp   bool
+	// endToEnd is a command timed whole (make run), --rounds times warm
+	// and, with cold, once on empty caches.
+	endToEnd string
+	cold     bool
 	output   string
 }
 
@@ -39,6 +46,7 @@ type benchResult struct {
 	Kubeproof   string          `json:"kubeproof"`
 	CPUs        int             `json:"cpus"`
 	Providers   []providerBench `json:"providers"`
+	EndToEnd    *commandBench   `json:"endToEnd,omitempty"`
 	// HarnessPeakMiB is the peak resident memory of the kubeproof process
 	// that ran the benchmarks (clients, watches, the providers' own work).
 	HarnessPeakMiB float64 `json:"harnessPeakMiB"`
@@ -92,12 +100,25 @@ starts --pods Pods and measures their startup latency (SIG scalability's definit
 creation to all containers running, seen by a watch; p50, p90, p99), runs every suite
 once per --parallel value (wall time, the final wait for the run's namespaces, and the
 harness's own setup and teardown per spec), and takes the cluster down again, timed;
---rounds times. Results go to bench.json and bench.md in --output: per measurement the
-median, least and most over the rounds. Nothing here passes or fails on a number.`,
+--rounds times. Before the first round, each cluster is brought up and down once untimed
+(--warm-up), so that building binaries and images is not counted as bringing it up.
+With --end-to-end, bench then times that command whole, as a user runs it (make run: build,
+bring up, the suites, the report, down), --rounds times; with --cold also once on empty
+caches (kubeproof's cache directory and Go's build cache new and empty, removed after).
+Results go to bench.json and bench.md in --output: per measurement the median, least and
+most over the rounds. Nothing here passes or fails on a number.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if b.pods < 1 || b.rounds < 1 || len(b.parallel) == 0 || slices.Min(b.parallel) < 1 {
 				return exitcode.Errorf(exitcode.Usage, "--pods, --rounds and every --parallel must be 1 or more")
+			}
+			if b.cold && b.endToEnd == "" {
+				return exitcode.Errorf(exitcode.Usage, "--cold times the --end-to-end command on empty caches: give --end-to-end too")
+			}
+			for _, name := range b.suitesOn {
+				if !slices.Contains(b.providers, name) {
+					return exitcode.Errorf(exitcode.Usage, "--suites-providers %s: not one of --providers %s", name, strings.Join(b.providers, ","))
+				}
 			}
 			out, err := filepath.Abs(b.output)
 			if err != nil {
@@ -126,6 +147,11 @@ median, least and most over the rounds. Nothing here passes or fails on a number
 						o.kubernetesVersion, o.etcdVersion = v, ""
 					}
 					pb := providerBench{Provider: name, KubernetesVersion: v}
+					if b.warmUp {
+						if err := benchWarmUp(cmd, o); err != nil {
+							return err
+						}
+					}
 					for i := range b.rounds {
 						rb, err := benchRound(cmd, o, b, &pb, filepath.Join(out, fmt.Sprintf("%s-%s-round-%d", name, v, i+1)))
 						if err != nil {
@@ -134,6 +160,13 @@ median, least and most over the rounds. Nothing here passes or fails on a number
 						pb.Rounds = append(pb.Rounds, rb)
 					}
 					res.Providers = append(res.Providers, pb)
+				}
+			}
+			if b.endToEnd != "" {
+				eb, err := benchCommand(cmd.Context(), b, out)
+				res.EndToEnd = &eb
+				if err != nil {
+					return err
 				}
 			}
 			res.HarnessPeakMiB = bench.SelfPeakRSSMiB()
@@ -146,7 +179,11 @@ median, least and most over the rounds. Nothing here passes or fails on a number
 	f.IntVar(&b.rounds, "rounds", 1, "bring-ups to measure per provider (the report gives the median, least and most)")
 	f.IntVar(&b.pods, "pods", 50, "Pods for the startup latency measurement")
 	f.BoolVar(&b.suites, "suites", true, "also run every suite, once per --parallel value, and measure it")
+	f.StringSliceVar(&b.suitesOn, "suites-providers", nil, "providers whose suites are measured (default: every one of --providers)")
 	f.IntSliceVar(&b.parallel, "parallel", []int{4}, "parallel processes for the suites; several (4,1) run the suites once each")
+	f.BoolVar(&b.warmUp, "warm-up", true, "bring each cluster up and down once, untimed, before the rounds (builds what it needs)")
+	f.StringVar(&b.endToEnd, "end-to-end", "", `a command to time whole, in a shell, --rounds times after the providers (e.g. "make run")`)
+	f.BoolVar(&b.cold, "cold", false, "also time --end-to-end once with kubeproof's cache and Go's build cache empty (a fresh machine's first run)")
 	f.StringVar(&b.output, "output", "_output/bench", "directory for bench.json and bench.md")
 	addClusterFlags(cmd, o)
 	return cmd
@@ -157,13 +194,9 @@ median, least and most over the rounds. Nothing here passes or fails on a number
 func benchRound(cmd *cobra.Command, o *options, b *benchOptions, pb *providerBench, dir string) (rb roundBench, err error) {
 	ctx := cmd.Context()
 	pr := printer()
-	o.ephemeral = true
-	p, err := newProvider(cmd, o, pr)
+	p, err := benchProvider(cmd, o)
 	if err != nil {
 		return rb, err
-	}
-	if _, err := p.Info(ctx); err == nil {
-		return rb, exitcode.Errorf(exitcode.Conflict, "%s cluster %q is up: bench measures bringing it up (run `kubeproof down --provider %s` first)", o.provider, o.name, o.provider)
 	}
 	begin := time.Now()
 	info, err := p.Up(ctx)
@@ -197,7 +230,7 @@ func benchRound(cmd *cobra.Command, o *options, b *benchOptions, pb *providerBen
 	rb.PodStartup = bench.Summarize(lat)
 
 	for _, parallel := range b.parallel {
-		if !b.suites {
+		if !b.suites || (len(b.suitesOn) > 0 && !slices.Contains(b.suitesOn, o.provider)) {
 			break
 		}
 		s, err := benchSuites(ctx, info, filepath.Join(dir, fmt.Sprintf("suites-parallel-%d", parallel)), parallel)
@@ -221,6 +254,68 @@ func benchRound(cmd *cobra.Command, o *options, b *benchOptions, pb *providerBen
 		return rb, err
 	}
 	return rb, nil
+}
+
+// benchProvider returns the provider of o for a cluster bench is about to
+// bring up: it must be down, as bringing it up is what bench measures.
+func benchProvider(cmd *cobra.Command, o *options) (cluster.Provider, error) {
+	o.ephemeral = true
+	p, err := newProvider(cmd, o, printer())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := p.Info(cmd.Context()); err == nil {
+		return nil, exitcode.Errorf(exitcode.Conflict, "%s cluster %q is up: bench measures bringing it up (run `kubeproof down --provider %s` first)", o.provider, o.name, o.provider)
+	}
+	return p, nil
+}
+
+// benchWarmUp brings the cluster of o up and down once, untimed: a first
+// bring-up builds or loads what the provider needs (binaries, the kind node
+// image) and fills the machine's file cache, none of which is the time a
+// bring-up takes.
+func benchWarmUp(cmd *cobra.Command, o *options) error {
+	p, err := benchProvider(cmd, o)
+	if err != nil {
+		return err
+	}
+	done := printer().Step("warming up: %s cluster up and down once, untimed", o.provider)
+	_, err = p.Up(cmd.Context())
+	if derr := p.Down(context.WithoutCancel(cmd.Context())); err == nil {
+		err = derr
+	}
+	done(err)
+	return err
+}
+
+// benchCommand times b.endToEnd whole: --rounds times as the machine is
+// (warm, after the providers' rounds), then with --cold once on empty caches
+// under out, removed afterwards.
+func benchCommand(ctx context.Context, b *benchOptions, out string) (commandBench, error) {
+	eb := commandBench{Command: b.endToEnd}
+	pr := printer()
+	for i := range b.rounds {
+		r, err := timeCommand(ctx, pr, fmt.Sprintf("end to end, warm, round %d of %d", i+1, b.rounds), b.endToEnd,
+			filepath.Join(out, fmt.Sprintf("end-to-end-warm-%d.log", i+1)), nil)
+		if err != nil {
+			return eb, err
+		}
+		eb.Warm = append(eb.Warm, r)
+	}
+	if !b.cold {
+		return eb, nil
+	}
+	caches := filepath.Join(out, "cold-caches")
+	if err := os.RemoveAll(caches); err != nil {
+		return eb, fmt.Errorf("empty the cold caches: %w", err)
+	}
+	defer os.RemoveAll(caches)
+	r, err := timeCommand(ctx, pr, "end to end, cold (empty caches)", b.endToEnd, filepath.Join(out, "end-to-end-cold.log"), coldEnv(caches))
+	if err != nil {
+		return eb, err
+	}
+	eb.Cold = &r
+	return eb, nil
 }
 
 // benchSuites runs every suite once on the cluster info describes, with
@@ -319,6 +414,28 @@ func benchRows(res benchResult) []benchRow {
 		}
 		over("kubeproof down", func(r roundBench) (float64, bool) { return r.DownMs, true })
 	}
+	if e := res.EndToEnd; e != nil {
+		timed := func(what string, rounds []commandRound) {
+			row := benchRow{what: fmt.Sprintf("`%s`, end to end, %s", e.Command, what), provider: "the command's own"}
+			failed := 0
+			for _, r := range rounds {
+				row.values = append(row.values, r.WallMs)
+				if r.ExitCode != 0 {
+					failed++
+				}
+			}
+			if failed > 0 {
+				row.what += fmt.Sprintf(" (exit code not 0 in %d of %d: see the logs)", failed, len(rounds))
+			}
+			if len(rounds) > 0 {
+				rows = append(rows, row)
+			}
+		}
+		timed("warm", e.Warm)
+		if e.Cold != nil {
+			timed("cold (empty kubeproof and Go build caches)", []commandRound{*e.Cold})
+		}
+	}
 	return rows
 }
 
@@ -367,5 +484,8 @@ func benchMarkdown(res benchResult) string {
 	fmt.Fprintln(&b, ".")
 	fmt.Fprintln(&b, "\nPod startup: creation (the create call) to all containers running (the watch event's receipt), this machine's clock; images already on the nodes.")
 	fmt.Fprintln(&b, "Harness setup: namespace created and its default ServiceAccount present. The final wait: the suites' end, until every namespace of the run is gone.")
+	if res.EndToEnd != nil {
+		fmt.Fprintln(&b, "End to end: the whole command, warm after the rounds above; cold with kubeproof's cache and Go's build cache new and empty (Go's module cache and the Debian packages stay: their time is the network's).")
+	}
 	return b.String()
 }

@@ -1,8 +1,14 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kubeproof/kubeproof/internal/progress"
 
 	"github.com/kubeproof/kubeproof/internal/cli/bench"
 )
@@ -16,7 +22,10 @@ func TestBenchMarkdownRows(t *testing.T) {
 	}
 	res := benchResult{Providers: []providerBench{{Provider: "local", KubernetesVersion: "v1.37.2", Rounds: []roundBench{
 		round(6100, 178000, 5200, 260000), round(6300, 179000, 5300, 250000), round(6200, 190000, 5100, 270000),
-	}}}}
+	}}}, EndToEnd: &commandBench{Command: "make run",
+		Warm: []commandRound{{WallMs: 181000}, {WallMs: 176000}, {WallMs: 190000, ExitCode: 1}},
+		Cold: &commandRound{WallMs: 1203000},
+	}}
 	md := benchMarkdown(res)
 	for _, want := range []string{
 		"| kubeproof up | local v1.37.2 | 3 | 6.2 | 6.1 | 6.3 |",
@@ -25,12 +34,49 @@ func TestBenchMarkdownRows(t *testing.T) {
 		"| suites, --parallel 1 | local v1.37.2 | 3 | 260.0 | 250.0 | 270.0 |",
 		"| pod startup p50 | local v1.37.2 | 3 | 2.0 | 2.0 | 2.0 |", // nearest rank: the lower of two
 		"| kubeproof down | local v1.37.2 | 3 | 0.400 | 0.400 | 0.400 |",
+		"| `make run`, end to end, warm (exit code not 0 in 1 of 3: see the logs) | the command's own | 3 | 181.0 | 176.0 | 190.0 |",
+		"| `make run`, end to end, cold (empty kubeproof and Go build caches) | the command's own | 1 | 1203.0 | 1203.0 | 1203.0 |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("bench.md lacks %q:\n%s", want, md)
 		}
 	}
-	if strings.Index(md, "kubeproof up") > strings.Index(md, "suites, --parallel 4") {
+	if strings.Index(md, "kubeproof up") > strings.Index(md, "suites, --parallel 4") || strings.Index(md, "kubeproof down") > strings.Index(md, "end to end, warm") {
 		t.Errorf("rows out of order:\n%s", md)
+	}
+}
+
+// A timed command's output goes to its log, its exit code is recorded (not
+// an error), the extra environment reaches it, and the progress ticker can
+// show its last line.
+func TestTimeCommand(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "run.log")
+	pr := progress.Discard()
+	r, err := timeCommand(context.Background(), pr, "test", `echo "cache $KUBEPROOF_CACHE_DIR"; echo last; exit 3`, log, coldEnv("/empty"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ExitCode != 3 || r.WallMs <= 0 || r.Log != log {
+		t.Errorf("got %+v, want exit code 3, a wall time and the log %s", r, log)
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "cache /empty/kubeproof\nlast\n"; string(data) != want {
+		t.Errorf("log holds %q, want %q", data, want)
+	}
+	if got := lastLine(log); got != "last line: last" {
+		t.Errorf("lastLine = %q", got)
+	}
+}
+
+// An interrupt ends the timed command and is the measurement's error.
+func TestTimeCommandInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := timeCommand(ctx, progress.Discard(), "test", "sleep 30", filepath.Join(t.TempDir(), "run.log"), nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
 	}
 }

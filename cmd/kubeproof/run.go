@@ -394,7 +394,7 @@ func runSpecProcess(ctx context.Context, infoPath, reportDir, labelFilter string
 	if err := child.Start(); err != nil {
 		return exitcode.Internal, fmt.Errorf("start the spec runner: %w", err)
 	}
-	err = waitInterruptible(ctx, child)
+	err = waitInterruptible(ctx, child, specGrace)
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -511,11 +511,12 @@ func clusterFor(ctx context.Context, o *options, p cluster.Provider, keep bool) 
 // they are killed: the whole run must end within seconds of a Ctrl-C.
 const specGrace = 6 * time.Second
 
-// waitInterruptible waits for the spec runner. On the first interrupt every
-// process of its group gets SIGINT (Ginkgo then interrupts the running
-// specs, runs their cleanup, skips the rest and writes its reports); on the
-// second, or when they have not ended within specGrace, SIGKILL.
-func waitInterruptible(ctx context.Context, child *exec.Cmd) error {
+// waitInterruptible waits for a child that leads its own process group (the
+// spec runner). On the first interrupt every process of its group gets
+// SIGINT (Ginkgo then interrupts the running specs, runs their cleanup,
+// skips the rest and writes its reports); on the second, or when they have
+// not ended within grace, SIGKILL.
+func waitInterruptible(ctx context.Context, child *exec.Cmd, grace time.Duration) error {
 	pgid := child.Process.Pid
 	group := func(sig syscall.Signal) { _ = syscall.Kill(-pgid, sig) }
 	exited := make(chan error, 1)
@@ -528,7 +529,7 @@ func waitInterruptible(ctx context.Context, child *exec.Cmd) error {
 	interrupt := func() {
 		if deadline == nil {
 			group(syscall.SIGINT)
-			deadline = time.After(specGrace)
+			deadline = time.After(grace)
 		}
 	}
 	done := ctx.Done()
@@ -548,7 +549,7 @@ func waitInterruptible(ctx context.Context, child *exec.Cmd) error {
 			done = nil
 			interrupt()
 		case <-deadline:
-			printer().Infof("the spec processes did not stop within %s: killing them", specGrace)
+			printer().Infof("%s did not stop within %s: killing it and what it started", filepath.Base(child.Args[0]), grace)
 			group(syscall.SIGKILL)
 		}
 	}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kubeproof/kubeproof/framework"
+	"github.com/kubeproof/kubeproof/internal/progress"
+)
+
+// commandBench is a whole command (make run) timed as a user runs it: warm
+// every round, and, with --cold, once more on empty caches.
+type commandBench struct {
+	Command string         `json:"command"`
+	Warm    []commandRound `json:"warm,omitempty"`
+	// Cold is one run with kubeproof's cache and Go's build cache new and
+	// empty: everything kubeproof builds is built again.
+	Cold *commandRound `json:"cold,omitempty"`
+}
+
+type commandRound struct {
+	WallMs   float64 `json:"wallMs"`
+	ExitCode int     `json:"exitCode"`
+	// Log holds the command's output.
+	Log string `json:"log"`
+}
+
+// commandGrace is how long a timed command has to end after an interrupt:
+// it is a whole run, which interrupts its specs and removes its cluster.
+const commandGrace = 2 * time.Minute
+
+// coldEnv are the environment variables that point the command at empty
+// caches under dir: kubeproof's (built binaries and images) and Go's build
+// cache (so that Kubernetes is compiled, not linked from earlier work). Go's
+// module cache is kept: what it holds is downloads, whose time is the
+// proxy's, not kubeproof's.
+func coldEnv(dir string) []string {
+	return []string{
+		"KUBEPROOF_CACHE_DIR=" + filepath.Join(dir, "kubeproof"),
+		"GOCACHE=" + filepath.Join(dir, "go-build"),
+	}
+}
+
+// timeCommand runs command in a shell with env added, its output in logPath,
+// and times it. A command that exits non-zero is still a measurement (the
+// exit code says so); only an interrupt or a command that cannot start is
+// an error.
+func timeCommand(ctx context.Context, pr *progress.Printer, what, command, logPath string, env []string) (commandRound, error) {
+	r := commandRound{Log: logPath}
+	log, err := os.Create(logPath)
+	if err != nil {
+		return r, fmt.Errorf("create the log of %q: %w", command, err)
+	}
+	defer log.Close()
+	child := &exec.Cmd{
+		Path: "/bin/sh",
+		Args: []string{"sh", "-c", command},
+		Env:  append(os.Environ(), env...),
+		// The file itself, not a pipe: a process the command leaves
+		// behind holding its output must not keep the wait from ending.
+		Stdout: log,
+		Stderr: log,
+		// Its own process group: an interrupt reaches it through
+		// waitInterruptible, once, and it gets to clean up.
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	done := pr.Step("%s: %s (output in %s)", what, command, logPath)
+	stop := pr.Ticker(time.Minute, what, func() string { return lastLine(logPath) })
+	begin := time.Now()
+	if err := child.Start(); err != nil {
+		stop()
+		done(err)
+		return r, fmt.Errorf("start %q: %w", command, err)
+	}
+	err = waitInterruptible(ctx, child, commandGrace)
+	r.WallMs = framework.Millis(time.Since(begin))
+	stop()
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		done(ctx.Err())
+		return r, fmt.Errorf("%s: %w", what, ctx.Err())
+	case errors.As(err, &ee):
+		r.ExitCode = ee.ExitCode()
+		done(fmt.Errorf("exit code %d (see %s)", r.ExitCode, logPath))
+	case err != nil:
+		done(err)
+		return r, fmt.Errorf("%s: %w", what, err)
+	default:
+		done(nil)
+	}
+	return r, nil
+}
+
+// lastLine is the last non-empty line of the file at path (of its last 4
+// KiB), for the progress ticker.
+func lastLine(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	const tail = 4096
+	buf := make([]byte, tail)
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	n, _ := f.ReadAt(buf, max(0, fi.Size()-tail))
+	lines := strings.Split(strings.TrimSpace(string(buf[:n])), "\n")
+	line := strings.TrimSpace(lines[len(lines)-1])
+	const most = 120
+	if len(line) > most {
+		line = line[:most] + "…"
+	}
+	if line == "" {
+		return ""
+	}
+	return "last line: " + line
+}
