@@ -116,7 +116,8 @@ rounds: build
 ## end-to-end rows), or adds --rounds 3 to BENCH_ALL.
 BENCH_DIR   := _output/bench
 BENCH_ALL   := --providers local,kind --suites-providers local --parallel 4,1 \
-               --end-to-end '$(MAKE) --no-print-directory run REPORT_DIR=$(BENCH_DIR)/end-to-end' --cold
+               --end-to-end '$(MAKE) --no-print-directory run REPORT_DIR=$(BENCH_DIR)/end-to-end' \
+               --end-to-end-name 'make run' --cold
 BENCH_FLAGS ?= $(BENCH_ALL)
 bench: build
 	$(KUBEPROOF) bench --output $(BENCH_DIR) $(BENCH_FLAGS)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -36,8 +37,10 @@ type benchOptions struct {
 	// endToEnd is a command timed whole (make run), --rounds times warm
 	// and, with cold, once on empty caches.
 	endToEnd string
-	cold     bool
-	output   string
+	// endToEndName names it in bench.md; empty: the command itself.
+	endToEndName string
+	cold         bool
+	output       string
 }
 
 // benchResult is what `kubeproof bench` writes to bench.json.
@@ -183,6 +186,7 @@ most over the rounds. Nothing here passes or fails on a number.`,
 	f.IntSliceVar(&b.parallel, "parallel", []int{4}, "parallel processes for the suites; several (4,1) run the suites once each")
 	f.BoolVar(&b.warmUp, "warm-up", true, "bring each cluster up and down once, untimed, before the rounds (builds what it needs)")
 	f.StringVar(&b.endToEnd, "end-to-end", "", `a command to time whole, in a shell, --rounds times after the providers (e.g. "make run")`)
+	f.StringVar(&b.endToEndName, "end-to-end-name", "", "the --end-to-end command's name in bench.md (default: the command)")
 	f.BoolVar(&b.cold, "cold", false, "also time --end-to-end once with kubeproof's cache and Go's build cache empty (a fresh machine's first run)")
 	f.StringVar(&b.output, "output", "_output/bench", "directory for bench.json and bench.md")
 	addClusterFlags(cmd, o)
@@ -292,7 +296,7 @@ func benchWarmUp(cmd *cobra.Command, o *options) error {
 // (warm, after the providers' rounds), then with --cold once on empty caches
 // under out, removed afterwards.
 func benchCommand(ctx context.Context, b *benchOptions, out string) (commandBench, error) {
-	eb := commandBench{Command: b.endToEnd}
+	eb := commandBench{Command: b.endToEnd, Name: cmp.Or(b.endToEndName, b.endToEnd)}
 	pr := printer()
 	for i := range b.rounds {
 		r, err := timeCommand(ctx, pr, fmt.Sprintf("end to end, warm, round %d of %d", i+1, b.rounds), b.endToEnd,
@@ -416,7 +420,7 @@ func benchRows(res benchResult) []benchRow {
 	}
 	if e := res.EndToEnd; e != nil {
 		timed := func(what string, rounds []commandRound) {
-			row := benchRow{what: fmt.Sprintf("`%s`, end to end, %s", e.Command, what), provider: "the command's own"}
+			row := benchRow{what: fmt.Sprintf("`%s`, end to end, %s", cmp.Or(e.Name, e.Command), what), provider: "the command's own"}
 			failed := 0
 			for _, r := range rounds {
 				row.values = append(row.values, r.WallMs)
@@ -463,7 +467,7 @@ func benchMarkdown(res benchResult) string {
 		if len(p.ComponentPeakMiB) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\nPeak resident memory of the %s %s cluster's processes (MiB, last round):", p.Provider, p.KubernetesVersion)
+		fmt.Fprintf(&b, "\nPeak resident memory of the %s %s cluster's processes (MiB, last round; a component a spec restarted is not here, its first process is gone):", p.Provider, p.KubernetesVersion)
 		for _, n := range slices.Sorted(maps.Keys(p.ComponentPeakMiB)) {
 			fmt.Fprintf(&b, " %s %.0f;", n, p.ComponentPeakMiB[n])
 		}

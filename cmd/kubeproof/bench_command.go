@@ -18,8 +18,10 @@ import (
 // commandBench is a whole command (make run) timed as a user runs it: warm
 // every round, and, with --cold, once more on empty caches.
 type commandBench struct {
-	Command string         `json:"command"`
-	Warm    []commandRound `json:"warm,omitempty"`
+	Command string `json:"command"`
+	// Name is what bench.md calls it (--end-to-end-name).
+	Name string         `json:"name"`
+	Warm []commandRound `json:"warm,omitempty"`
 	// Cold is one run with kubeproof's cache and Go's build cache new and
 	// empty: everything kubeproof builds is built again.
 	Cold *commandRound `json:"cold,omitempty"`
