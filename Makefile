@@ -111,7 +111,7 @@ rounds: build
 ## local and kind clusters' up and down times, pod startup latency (50 Pods),
 ## the suites' cost on the local cluster at --parallel 4 and 1, then
 ## `make run` timed whole, warm and once cold (empty kubeproof and Go build
-## caches, which rebuilds Kubernetes): about 50 minutes on 2 cores.
+## caches, which rebuilds Kubernetes): about 45 minutes on 2 cores.
 ## BENCH_FLAGS narrows it, e.g. BENCH_FLAGS="--rounds 3" (local only, no
 ## end-to-end rows), or adds --rounds 3 to BENCH_ALL.
 BENCH_DIR   := _output/bench
