@@ -51,6 +51,13 @@ var stuckReasons = map[string]bool{
 	"CreateContainerConfigError": true, "CreateContainerError": true, "CrashLoopBackOff": true, "RunContainerError": true,
 }
 
+// retriedReasons are stuck reasons of a container start that can fail once
+// and succeed when the kubelet tries again (runc inside a kind node, under
+// load, once failed with "unable to freeze" and started the container on
+// the retry 3 s later). They count as stuck only when a retry failed too:
+// the failed container is then not the first, its restart count above 0.
+var retriedReasons = map[string]bool{"RunContainerError": true}
+
 // StuckReason says why a Pod will not start without outside help (its
 // image cannot be pulled, a container cannot be created or keeps failing,
 // the kubelet rejected the Pod), or "" while it may still start.
@@ -59,7 +66,7 @@ func StuckReason(p *corev1.Pod) string {
 		return fmt.Sprintf("the Pod failed: %s %s", p.Status.Reason, p.Status.Message)
 	}
 	for _, cs := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
-		if w := cs.State.Waiting; w != nil && stuckReasons[w.Reason] {
+		if w := cs.State.Waiting; w != nil && stuckReasons[w.Reason] && (!retriedReasons[w.Reason] || cs.RestartCount > 0) {
 			return fmt.Sprintf("container %s is waiting: %s: %s", cs.Name, w.Reason, w.Message)
 		}
 	}
