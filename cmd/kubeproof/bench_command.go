@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/internal/progress"
+	"github.com/kubeproof/kubeproof/internal/provision/process"
 )
 
 // commandBench is a whole command (make run) timed as a user runs it: warm
@@ -101,23 +102,10 @@ func timeCommand(ctx context.Context, pr *progress.Printer, what, command, logPa
 	return r, nil
 }
 
-// lastLine is the last non-empty line of the file at path (of its last 4
-// KiB), for the progress ticker.
+// lastLine is the last line of the log at path, shortened, for the progress
+// ticker.
 func lastLine(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	const tail = 4096
-	buf := make([]byte, tail)
-	fi, err := f.Stat()
-	if err != nil {
-		return ""
-	}
-	n, _ := f.ReadAt(buf, max(0, fi.Size()-tail))
-	lines := strings.Split(strings.TrimSpace(string(buf[:n])), "\n")
-	line := strings.TrimSpace(lines[len(lines)-1])
+	line := strings.TrimSpace(process.Tail(path, 1))
 	const most = 120
 	if len(line) > most {
 		line = line[:most] + "…"
