@@ -21,7 +21,7 @@ GOFLAGS_BUILD := -trimpath -buildvcs=false
 # be safe in parallel; this also proves it). E.g. RUN_FLAGS="--document 003 -v".
 RUN_FLAGS  ?= --parallel 4
 
-.PHONY: all build run test unit lint e2e e2e-kind test-kind faults faults-ci interrupt rounds bench matrix prepare down clean
+.PHONY: all build run test unit lint e2e e2e-kind e2e-cgroup2 test-kind faults faults-ci interrupt rounds bench matrix prepare down clean
 
 all: build
 
@@ -71,6 +71,27 @@ e2e: build
 ## on a local cluster made so; the default cluster has one member
 e2e-quorum: build
 	$(KUBEPROOF) run --provider local --etcd-members 3 --focus 'three etcd members' --report-dir $(REPORT_DIR)-quorum $(RUN_FLAGS)
+
+## e2e-cgroup2: the local provider on a machine with cgroup v2 alone, as
+## today's Linux distributions and CI runners mount it: a user-mode-linux
+## guest of this machine (ci/cgroup2; the host's root read-only beneath an
+## overlay, Debian's kernel package installed on first use). A focused set
+## of specs runs on this machine, then in the guest (one CPU: minutes);
+## `report diff` then lists any verdict that differs, timing aside. The
+## guest's mounts, cgroup controllers and report are in CGROUP2_DIR.
+## CGROUP2_FLAGS="--systemd" boots systemd as the guest's PID 1 (the
+## kubelet's systemd cgroup driver).
+CGROUP2_SPECS ?= spec:podflow-create || spec:kubelet-probes || spec:network-readiness || spec:kubelet-cgroups
+CGROUP2_DIR   ?= $(abspath $(REPORT_DIR))-cgroup2
+CGROUP2_FLAGS ?=
+$(TOOLS)/cgroup2: FORCE
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $@ ./ci/cgroup2
+FORCE:
+e2e-cgroup2: build $(TOOLS)/cgroup2
+	$(KUBEPROOF) run --provider local --label-filter '$(CGROUP2_SPECS)' --report-dir $(CGROUP2_DIR)/host $(RUN_FLAGS)
+	$(TOOLS)/cgroup2 --results $(CGROUP2_DIR)/guest $(CGROUP2_FLAGS) -- \
+	  $(abspath $(KUBEPROOF)) run --provider local --label-filter '$(CGROUP2_SPECS)' --report-dir $(CGROUP2_DIR)/guest/report $(RUN_FLAGS)
+	$(KUBEPROOF) report diff $(CGROUP2_DIR)/host $(CGROUP2_DIR)/guest/report
 
 # kind: with no Docker engine on the machine, kubeproof starts its private
 # daemon (installing Debian's docker.io) and stops it again with the cluster;

@@ -98,7 +98,7 @@ func runFaults(cmd *cobra.Command, o *options, fo *faultsOptions) error {
 
 	var healthy report.Report
 	if fo.baseline != "" {
-		if healthy, err = loadReport(fo.baseline); err != nil {
+		if healthy, err = report.Load(fo.baseline); err != nil {
 			return exitcode.With(exitcode.Usage, fmt.Errorf("--baseline: %w", err))
 		}
 	} else {
@@ -218,18 +218,6 @@ func faultArgs(args []string, work string) ([]string, error) {
 }
 
 // loadReport reads the claims.json of a report directory.
-func loadReport(dir string) (report.Report, error) {
-	var r report.Report
-	data, err := os.ReadFile(filepath.Join(dir, "claims.json"))
-	if err != nil {
-		return r, err
-	}
-	if err := json.Unmarshal(data, &r); err != nil {
-		return r, fmt.Errorf("%s: %w", filepath.Join(dir, "claims.json"), err)
-	}
-	return r, nil
-}
-
 func writeFaultReports(dir string, outcomes []faultmatrix.Outcome) error {
 	data, err := json.MarshalIndent(outcomes, "", "  ")
 	if err != nil {

@@ -158,7 +158,7 @@ func mergeReports(dirs []string, out string) error {
 func loadReports(dirs []string) ([]report.Report, error) {
 	var runs []report.Report
 	for _, d := range dirs {
-		r, err := loadReport(d)
+		r, err := report.Load(d)
 		if err != nil {
 			return nil, exitcode.With(exitcode.Usage, fmt.Errorf("report directory %s: %w", d, err))
 		}

@@ -96,7 +96,10 @@ func (s SpecResult) Precondition() (string, bool) {
 }
 
 func (s SpecResult) skipped() bool { return s.State == types.SpecStateSkipped.String() }
-func (s SpecResult) failed() bool {
+
+// Failed says the spec did not pass: it failed, or stopped on an unmet
+// precondition, panicked, timed out or was interrupted.
+func (s SpecResult) Failed() bool {
 	return s.State != types.SpecStatePassed.String() && !s.skipped() && s.State != types.SpecStatePending.String()
 }
 
@@ -408,12 +411,12 @@ func missingEvidence(evidence string, specs []SpecResult) (Verdict, string) {
 		}
 	}
 	for _, s := range specs {
-		if _, unmet := s.Precondition(); s.failed() && !unmet {
+		if _, unmet := s.Precondition(); s.Failed() && !unmet {
 			return Error, fmt.Sprintf("spec %s %s before it observed %s: %s", s.ID, s.State, evidence, s.Message)
 		}
 	}
 	for _, s := range specs {
-		if what, unmet := s.Precondition(); s.failed() && unmet {
+		if what, unmet := s.Precondition(); s.Failed() && unmet {
 			return NotCheckable, fmt.Sprintf("not checkable here, because %s (spec %s stopped before it observed %s)", what, s.ID, evidence)
 		}
 	}

@@ -16,7 +16,9 @@ func layer(pkg string) string {
 		return "support"
 	case strings.HasPrefix(p, "internal/provision/"):
 		return "provision"
-	case strings.HasPrefix(p, "internal/cli/") || strings.HasPrefix(p, "cmd/"):
+	case strings.HasPrefix(p, "internal/cli/") || strings.HasPrefix(p, "cmd/") || strings.HasPrefix(p, "ci/"):
+		// ci/ holds the project's own test harnesses, which drive the
+		// CLI's packages as the CLI does.
 		return "cli"
 	case p == "internal/layering":
 		return "docs"

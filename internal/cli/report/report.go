@@ -218,6 +218,19 @@ func Write(dir string, r Report) error {
 	return nil
 }
 
+// Load reads the claims.json of the report directory dir.
+func Load(dir string) (Report, error) {
+	var r Report
+	data, err := os.ReadFile(filepath.Join(dir, "claims.json"))
+	if err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return r, fmt.Errorf("%s: %w", filepath.Join(dir, "claims.json"), err)
+	}
+	return r, nil
+}
+
 // Terminal prints the verdict counts and every claim that is not confirmed.
 func Terminal(w io.Writer, r Report) {
 	fmt.Fprintf(w, "\nClaims on %s cluster %q (Kubernetes %s):\n", r.Cluster.Provider, r.Cluster.Name, r.Cluster.KubernetesVersion)

@@ -1,13 +1,11 @@
 package hostchange
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 )
 
 // KubeletSysctls are the kernel settings a kubelet changes at start
@@ -77,46 +75,10 @@ func (s Sysctls) Release(holder string) error {
 	return nil
 }
 
-// update changes the file under an exclusive lock (two clusters may come
-// and go at once).
+// update changes the saved values and holders (see updateHeld).
 func (s Sysctls) update(change func(*savedSysctls)) error {
-	if err := os.MkdirAll(filepath.Dir(s.File), 0o755); err != nil {
-		return fmt.Errorf("saved sysctls: %w", err)
-	}
-	lock, err := os.OpenFile(s.File+".lock", os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return fmt.Errorf("saved sysctls: %w", err)
-	}
-	defer func() {
-		lock.Close()
-	}()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("lock saved sysctls: %w", err)
-	}
-	var saved savedSysctls
-	data, err := os.ReadFile(s.File)
-	switch {
-	case err == nil:
-		if err := json.Unmarshal(data, &saved); err != nil {
-			return fmt.Errorf("parse saved sysctls %s: %w", s.File, err)
-		}
-	case !os.IsNotExist(err):
-		return fmt.Errorf("read saved sysctls: %w", err)
-	}
-	change(&saved)
-	if len(saved.Holders) == 0 {
-		_ = os.Remove(s.File + ".lock")
-		if err := os.Remove(s.File); err != nil && !os.IsNotExist(err) {
-			return fmt.Errorf("remove saved sysctls: %w", err)
-		}
-		return nil
-	}
-	out, err := json.MarshalIndent(saved, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode saved sysctls: %w", err)
-	}
-	if err := os.WriteFile(s.File, append(out, '\n'), 0o600); err != nil {
-		return fmt.Errorf("save sysctls: %w", err)
-	}
-	return nil
+	return updateHeld(s.File, "sysctls", func(saved *savedSysctls) []string {
+		change(saved)
+		return saved.Holders
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/provision/binaries"
+	"github.com/kubeproof/kubeproof/internal/provision/hostchange"
 )
 
 func testConfig() Config {
@@ -118,16 +119,28 @@ func TestComponents(t *testing.T) {
 	}
 }
 
+// The node cgroups of the three kinds of host the kubelet config is
+// written for: this VM's cgroup v1, a cgroup v2 machine without systemd (a
+// container, the user-mode-linux guest) and one that systemd booted.
+var (
+	v1Cgroup      = hostchange.NodeCgroup{Name: "kubeproof-t", Driver: hostchange.DriverCgroupfs, KubeletRoot: "/kubeproof-t"}
+	v2Cgroup      = hostchange.NodeCgroup{Name: "kubeproof-t", Driver: hostchange.DriverCgroupfs, KubeletRoot: "/kubeproof-t", Unified: true, UnifiedRoot: "/sys/fs/cgroup", Controllers: []string{"cpu", "memory", "pids"}}
+	systemdCgroup = hostchange.NodeCgroup{Name: "kubeproof-t", Driver: hostchange.DriverSystemd, KubeletRoot: "/kubeproof-t", Slice: "kubeproof_t.slice", Unified: true, UnifiedRoot: "/sys/fs/cgroup", Controllers: []string{"cpu", "memory", "pids"}}
+)
+
 // Both configuration files are decoded strictly, as the components would
 // with a typo: the kubelet otherwise ignores unknown fields silently.
 func TestKubeletConfigDecodesStrictly(t *testing.T) {
 	c := testConfig()
 	var kc kubeletv1beta1.KubeletConfiguration
-	if err := yaml.UnmarshalStrict([]byte(kubeletConfig(c, layout{name: c.Name})), &kc); err != nil {
+	if err := yaml.UnmarshalStrict([]byte(kubeletConfig(c, layout{name: c.Name}, v1Cgroup)), &kc); err != nil {
 		t.Fatalf("kubelet config: %v", err)
 	}
 	if kc.FailCgroupV1 == nil || *kc.FailCgroupV1 {
 		t.Error("failCgroupV1 must be false on this machine's cgroup v1")
+	}
+	if kc.CgroupDriver != "cgroupfs" {
+		t.Errorf("cgroupDriver = %q on cgroup v1", kc.CgroupDriver)
 	}
 	if kc.OOMScoreAdj == nil || *kc.OOMScoreAdj != 0 {
 		t.Error("oomScoreAdj must be 0 without CAP_SYS_RESOURCE")
@@ -137,6 +150,25 @@ func TestKubeletConfigDecodesStrictly(t *testing.T) {
 	}
 	if kc.CgroupRoot != "/kubeproof-t" {
 		t.Errorf("cgroupRoot = %q", kc.CgroupRoot)
+	}
+}
+
+// On cgroup v2 the kubelet keeps its default refusal of cgroup v1, and its
+// driver is the plan's: with systemd's, cgroupRoot stays in cgroupfs form
+// (the kubelet turns /kubeproof-t into the slice kubeproof_t.slice).
+func TestKubeletConfigCgroupV2(t *testing.T) {
+	c := testConfig()
+	for _, cg := range []hostchange.NodeCgroup{v2Cgroup, systemdCgroup} {
+		var kc kubeletv1beta1.KubeletConfiguration
+		if err := yaml.UnmarshalStrict([]byte(kubeletConfig(c, layout{name: c.Name}, cg)), &kc); err != nil {
+			t.Fatalf("kubelet config: %v", err)
+		}
+		if kc.FailCgroupV1 != nil {
+			t.Errorf("%s: failCgroupV1 set on a cgroup v2 host", cg.Driver)
+		}
+		if kc.CgroupDriver != cg.Driver || kc.CgroupRoot != "/kubeproof-t" {
+			t.Errorf("cgroupDriver %q, cgroupRoot %q; want %q, /kubeproof-t", kc.CgroupDriver, kc.CgroupRoot, cg.Driver)
+		}
 	}
 }
 
@@ -158,7 +190,7 @@ func TestContainerdConfigParses(t *testing.T) {
 	l := layout{name: "t"}
 	var conf map[string]any
 	bin := binaries.Set{ContainerdDir: "/cache/containerd", RuncDir: "/cache/runc"}
-	if _, err := toml.Decode(containerdConfig(l, bin), &conf); err != nil {
+	if _, err := toml.Decode(containerdConfig(l, bin, v1Cgroup), &conf); err != nil {
 		t.Fatalf("containerd config: %v", err)
 	}
 	if conf["root"] != l.containerdRoot() || conf["version"] != int64(3) {
@@ -172,6 +204,17 @@ func TestContainerdConfigParses(t *testing.T) {
 	runc := rt["containerd"].(map[string]any)["runtimes"].(map[string]any)["runc"].(map[string]any)
 	if runc["runtime_path"] != "/cache/containerd/containerd-shim-runc-v2" || runc["options"].(map[string]any)["BinaryName"] != "/cache/runc/runc" {
 		t.Errorf("runc runtime = %v: want the shim and runc of the cache", runc)
+	}
+	if runc["options"].(map[string]any)["SystemdCgroup"] != false {
+		t.Error("runc must use cgroupfs as the kubelet does")
+	}
+	var sd map[string]any
+	if _, err := toml.Decode(containerdConfig(l, bin, systemdCgroup), &sd); err != nil {
+		t.Fatal(err)
+	}
+	sdRunc := sd["plugins"].(map[string]any)["io.containerd.cri.v1.runtime"].(map[string]any)["containerd"].(map[string]any)["runtimes"].(map[string]any)["runc"].(map[string]any)
+	if sdRunc["options"].(map[string]any)["SystemdCgroup"] != true {
+		t.Error("with the kubelet's systemd driver, runc must use systemd too")
 	}
 	img := plugins["io.containerd.cri.v1.images"].(map[string]any)
 	if p := img["registry"].(map[string]any)["config_path"]; p != l.registryHostsDir() {

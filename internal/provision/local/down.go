@@ -45,11 +45,12 @@ func (p *Provider) Down(ctx context.Context) error {
 		}
 	}
 	procs := p.processes(st)
+	cg := p.nodeCgroup(st)
 	sandboxes := p.sandboxes()
 	// The node agents first, so that nothing restarts containers.
 	add(stopAll(procs, 5*time.Second, Kubelet, KubeProxy)...)
 	// Containers: everything in our cgroups.
-	add(killAll(hostchange.CgroupProcs(l.cgroupName()))...)
+	add(killAll(cg.Procs())...)
 	// Shims of our containerd, then containerd itself.
 	add(p.killShims()...)
 	add(stopAll(procs, 5*time.Second, Containerd)...)
@@ -69,13 +70,14 @@ func (p *Provider) Down(ctx context.Context) error {
 
 	add(hostchange.UnmountUnder(l.dataDir(), l.runDir())...)
 	add(teardownNetwork(ctx, l))
-	add(hostchange.RemoveCgroup(l.cgroupName())...)
+	add(cg.Remove(ctx, savedControllers, hostHolder(p.cfg.Name))...)
 	for _, d := range []string{l.dataDir(), l.runDir()} {
 		if err := os.RemoveAll(d); err != nil {
 			add(fmt.Errorf("remove %s: %w", d, err))
 		}
 	}
-	add(hostSysctls.Release(sysctlHolder(p.cfg.Name)))
+	add(hostSysctls.Release(hostHolder(p.cfg.Name)))
+	add(hostModules.Release(hostHolder(p.cfg.Name)))
 	add(cleanHostPaths(st, l, sandboxes)...)
 	if len(errs) > 0 {
 		err := fmt.Errorf("cluster %q was not removed cleanly: %w", p.cfg.Name, errors.Join(errs...))
@@ -254,4 +256,19 @@ func (p *Provider) netnsProcs() []int {
 		}
 	}
 	return pids
+}
+
+// nodeCgroup is how the node's cgroups were made: as the state file says,
+// or, without one, as Up would make them on this machine now.
+func (p *Provider) nodeCgroup(st *state) hostchange.NodeCgroup {
+	if st != nil && st.Cgroup.Name != "" {
+		return st.Cgroup
+	}
+	n := hostchange.NodeCgroup{Name: p.l.cgroupName()}
+	if host, err := hostchange.ReadCgroupHost(); err == nil {
+		// A host without the controllers a node needs still gets its
+		// cgroups removed by name.
+		n, _ = hostchange.PlanNodeCgroup(host, p.l.cgroupName())
+	}
+	return n
 }

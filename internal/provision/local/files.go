@@ -6,14 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/internal/provision/containerdconf"
-
-	"github.com/kubeproof/kubeproof/internal/provision/binaries"
-
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/internal/pki"
+	"github.com/kubeproof/kubeproof/internal/provision/binaries"
 	"github.com/kubeproof/kubeproof/internal/provision/cni"
+	"github.com/kubeproof/kubeproof/internal/provision/containerdconf"
+	"github.com/kubeproof/kubeproof/internal/provision/hostchange"
 	"github.com/kubeproof/kubeproof/internal/provision/registryhosts"
 )
 
@@ -22,8 +21,9 @@ import (
 // and names the shim and runc built for this cluster, so no containerd or
 // runc of the host is used. It is containerd 2's configuration (version 3).
 // restrict_oom_score_adj is required on hosts without CAP_SYS_RESOURCE (runc
-// fails to create any sandbox otherwise).
-func containerdConfig(l layout, bin binaries.Set) string {
+// fails to create any sandbox otherwise). runc's cgroup driver is the
+// kubelet's (cg).
+func containerdConfig(l layout, bin binaries.Set, cg hostchange.NodeCgroup) string {
 	return fmt.Sprintf(`version = 3
 root = %q
 state = %q
@@ -59,12 +59,18 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 			NetnsUnderStateDir: true,
 			CNIBinDir:          l.cniBinDir(),
 			CNIConfDir:         l.cniConfDir(),
+			SystemdCgroup:      cg.Driver == hostchange.DriverSystemd,
 		}.Sections(), l.containerdRoot()+"/opt")
 }
 
-// kubeletConfig is the kubelet's configuration file.
-func kubeletConfig(c Config, l layout) string {
+// kubeletConfig is the kubelet's configuration file; its cgroups are as cg
+// says.
+func kubeletConfig(c Config, l layout, cg hostchange.NodeCgroup) string {
 	nw := c.network()
+	failCgroupV1 := ""
+	if !cg.Unified {
+		failCgroupV1 = "# This machine runs cgroup v1, which kubelets from 1.35 refuse by default.\nfailCgroupV1: false\n"
+	}
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: %s
@@ -84,11 +90,9 @@ authorization:
 tlsCertFile: %s
 tlsPrivateKeyFile: %s
 containerRuntimeEndpoint: unix://%s
-cgroupDriver: cgroupfs
-cgroupRoot: /%s
-# This machine runs cgroup v1, which kubelets from 1.35 refuse by default.
-failCgroupV1: false
-# Lowering oom_score_adj needs CAP_SYS_RESOURCE, which this VM does not grant.
+cgroupDriver: %s
+cgroupRoot: %s
+%s# Lowering oom_score_adj needs CAP_SYS_RESOURCE, which this VM does not grant.
 oomScoreAdj: 0
 clusterDomain: cluster.local
 resolvConf: ""
@@ -104,7 +108,7 @@ evictionHard:
 rotateCertificates: false
 serverTLSBootstrap: false
 `, nw.nodeIP, l.pki("ca.crt"), l.pki("kubelet-server.crt"), l.pki("kubelet-server.key"),
-		l.containerdSock(), l.cgroupName(), l.podLogs())
+		l.containerdSock(), cg.Driver, cg.KubeletRoot, failCgroupV1, l.podLogs())
 }
 
 // kubeProxyConfig runs kube-proxy in iptables mode without touching host
@@ -133,11 +137,11 @@ iptables:
 }
 
 // writeConfigFiles writes the component configuration files.
-func writeConfigFiles(c Config, l layout, bin binaries.Set) error {
+func writeConfigFiles(c Config, l layout, bin binaries.Set, cg hostchange.NodeCgroup) error {
 	files := map[string]string{
 		l.conf("audit-policy.yaml"):   cluster.AuditPolicy,
-		l.conf("containerd.toml"):     containerdConfig(l, bin),
-		l.conf("kubelet.yaml"):        kubeletConfig(c, l),
+		l.conf("containerd.toml"):     containerdConfig(l, bin, cg),
+		l.conf("kubelet.yaml"):        kubeletConfig(c, l, cg),
 		l.conf("kube-proxy.yaml"):     kubeProxyConfig(c, l),
 		l.conf("authentication.yaml"): string(c.AuthenticationConfig),
 		l.conf("admission.yaml"):      string(c.AdmissionConfig),

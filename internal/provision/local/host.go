@@ -112,8 +112,18 @@ func cleanHostPaths(st *state, l layout, sandboxes []string) []error {
 // kind cluster records the machine's values, the last one restores them.
 var hostSysctls = hostchange.Sysctls{File: filepath.Join(DataRoot, "host-sysctls.json"), Keys: hostchange.KubeletSysctls}
 
-// sysctlHolder names a local cluster among the holders of hostSysctls.
-func sysctlHolder(name string) string { return "local/" + name }
+// hostHolder names a local cluster among the holders of hostSysctls and
+// of the cgroup v2 root's controllers (savedControllers).
+func hostHolder(name string) string { return "local/" + name }
+
+// hostModules are the kernel modules a node network needs and the kernel
+// does not load on first use (as it does bridge, veth, overlay and
+// iptables' tables): loaded while any local cluster runs, if they were not.
+var hostModules = hostchange.Modules{File: filepath.Join(DataRoot, "host-modules.json"), Modules: []hostchange.Module{hostchange.BrNetfilter}}
+
+// savedControllers keeps, while any local cluster runs on a cgroup v2
+// machine, which controllers the root had enabled before the first.
+var savedControllers = filepath.Join(DataRoot, "host-cgroup-controllers.json")
 
 // otherClusters lists local clusters other than self that have state.
 func otherClusters(self string) []string {

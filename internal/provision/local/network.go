@@ -61,12 +61,10 @@ func setupNetwork(ctx context.Context, c Config, l layout) error {
 		}
 	}
 	return inNetns(l.netnsPath(), func() error {
-		sysctls := map[string]string{"net/ipv4/ip_forward": "1"}
-		// Without br_netfilter's hook, replies between two pods on the bridge
-		// bypass kube-proxy's DNAT and Service traffic between them breaks.
-		if _, err := os.Stat("/proc/sys/net/bridge/bridge-nf-call-iptables"); err == nil {
-			sysctls["net/bridge/bridge-nf-call-iptables"] = "1"
-		}
+		// Without br_netfilter's hook (hostModules), replies between two
+		// pods on the bridge bypass kube-proxy's DNAT and Service traffic
+		// between them breaks.
+		sysctls := map[string]string{"net/ipv4/ip_forward": "1", "net/bridge/bridge-nf-call-iptables": "1"}
 		for key, value := range sysctls {
 			if err := os.WriteFile(filepath.Join("/proc/sys", key), []byte(value), 0o644); err != nil {
 				return fmt.Errorf("set %s in the node namespace: %w", key, err)

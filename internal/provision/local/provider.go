@@ -16,12 +16,16 @@ import (
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/provision/binaries"
+	"github.com/kubeproof/kubeproof/internal/provision/hostchange"
 )
 
 // Provider makes and removes one local cluster.
 type Provider struct {
 	cfg Config
 	l   layout
+	// cgroup is how the node's cgroups are made on this machine (decided
+	// by preflight).
+	cgroup hostchange.NodeCgroup
 }
 
 var _ cluster.Provider = (*Provider)(nil)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/kubeproof/kubeproof/internal/provision/hostchange"
 	"github.com/kubeproof/kubeproof/internal/provision/process"
 )
 
@@ -25,6 +26,9 @@ type state struct {
 	HostPaths hostPaths `json:"hostPaths"`
 	// Owner is the kubeproof process that made the cluster.
 	Owner process.Record `json:"owner"`
+	// Cgroup is how the node's cgroups were made (driver, cgroup v2
+	// controllers).
+	Cgroup hostchange.NodeCgroup `json:"cgroup"`
 }
 
 func loadState(path string) (*state, error) {

@@ -74,7 +74,7 @@ func (p *Provider) Up(ctx context.Context) (*cluster.Info, error) {
 	}
 
 	// What existed before is noted before anything is made.
-	st := &state{Name: c.Name, Config: c, CreatedAt: time.Now(), HostPaths: recordHostPaths(), Owner: process.Self("kubeproof")}
+	st := &state{Name: c.Name, Config: c, CreatedAt: time.Now(), HostPaths: recordHostPaths(), Owner: process.Self("kubeproof"), Cgroup: p.cgroup}
 	if err := os.MkdirAll(p.l.dataDir(), 0o700); err != nil {
 		return nil, fmt.Errorf("create %s: %w", p.l.dataDir(), err)
 	}
@@ -137,11 +137,14 @@ func (p *Provider) preflight() error {
 	if os.Geteuid() != 0 {
 		return exitcode.Errorf(exitcode.Permission, "the local provider needs root: it creates a network namespace, cgroups and mounts (run it with sudo)")
 	}
-	// The node's cgroups, the kubelet's cgroupfs driver and runc's
-	// settings here are cgroup v1's; they have not been run on a cgroup v2
-	// machine (docs/ci.md), so one gets this rather than a failure later.
-	if ms, err := hostchange.Mounts(); err == nil && hostchange.CgroupLayout(ms) == "v2" {
-		return exitcode.Errorf(exitcode.MissingTool, "the local provider runs on machines with cgroup v1 controllers; this one has cgroup v2 only: use --provider kind")
+	// How the node's cgroups are made follows the machine's: cgroup v1 or
+	// v2, and systemd managing them or not.
+	host, err := hostchange.ReadCgroupHost()
+	if err != nil {
+		return err
+	}
+	if p.cgroup, err = hostchange.PlanNodeCgroup(host, l.cgroupName()); err != nil {
+		return exitcode.With(exitcode.MissingTool, err)
 	}
 	if _, err := os.Stat(l.stateFile()); err == nil {
 		return exitcode.Errorf(exitcode.Conflict, "cluster %q already exists (see `kubeproof status --name %s`; remove it with `kubeproof down --name %s`)", c.Name, c.Name, c.Name)
@@ -264,13 +267,16 @@ func (p *Provider) create(ctx context.Context, st *state, bin binaries.Set, tars
 			if err := makePKI(c, l); err != nil {
 				return err
 			}
-			return writeConfigFiles(c, l, bin)
+			return writeConfigFiles(c, l, bin, p.cgroup)
 		}},
 		bringup.Step{Name: fmt.Sprintf("node network namespace %s (node %s, host %s)", l.netns(), nw.nodeIP, nw.hostIP), Run: func(ctx context.Context) error {
+			if err := hostModules.Hold(hostHolder(l.name)); err != nil {
+				return err
+			}
 			return setupNetwork(ctx, c, l)
 		}},
-		bringup.Step{Name: "cgroup, pod network configuration, host sysctls", Run: func(context.Context) error {
-			if err := hostchange.MakeCgroup(l.cgroupName()); err != nil {
+		bringup.Step{Name: "node cgroup (" + p.cgroup.Describe() + "), pod network configuration, host sysctls", Run: func(ctx context.Context) error {
+			if err := p.cgroup.Make(ctx, savedControllers, hostHolder(l.name)); err != nil {
 				return err
 			}
 			dir, err := programDir(c)
@@ -287,7 +293,7 @@ func (p *Provider) create(ctx context.Context, st *state, bin binaries.Set, tars
 			if err := writeCNIConfig(c, l, c.network().nodePodCIDR.String()); err != nil {
 				return err
 			}
-			return hostSysctls.Hold(sysctlHolder(l.name))
+			return hostSysctls.Hold(hostHolder(l.name))
 		}},
 	); err != nil {
 		return nil, err
