@@ -72,26 +72,29 @@ e2e: build
 e2e-quorum: build
 	$(KUBEPROOF) run --provider local --etcd-members 3 --focus 'three etcd members' --report-dir $(REPORT_DIR)-quorum $(RUN_FLAGS)
 
-## e2e-cgroup2: the local provider on a machine with cgroup v2 alone, as
-## today's Linux distributions and CI runners mount it: a user-mode-linux
-## guest of this machine (ci/cgroup2; the host's root read-only beneath an
-## overlay, Debian's kernel package installed on first use). A focused set
-## of specs runs on this machine, then in the guest (one CPU: minutes);
+## e2e-cgroup2: the local provider on machines with cgroup v2 alone, as
+## today's Linux distributions and CI runners mount it: user-mode-linux
+## guests of this machine (ci/cgroup2; the host's root read-only beneath an
+## overlay, Debian's kernel package installed on first use), one with a
+## plain init (the cgroupfs driver, as in a container) and one booted by
+## systemd (the systemd driver, as on Ubuntu 24.04). A focused set of specs
+## runs on this machine, then in each guest (one CPU: minutes each);
 ## `report diff` then lists any verdict that differs, timing aside. The
-## guest's mounts, cgroup controllers and report are in CGROUP2_DIR.
-## CGROUP2_FLAGS="--systemd" boots systemd as the guest's PID 1 (the
-## kubelet's systemd cgroup driver).
+## guests' mounts, cgroup controllers and reports are in CGROUP2_DIR.
 CGROUP2_SPECS ?= spec:podflow-create || spec:kubelet-probes || spec:network-readiness || spec:kubelet-cgroups
 CGROUP2_DIR   ?= $(abspath $(REPORT_DIR))-cgroup2
-CGROUP2_FLAGS ?=
+# A guest has one CPU: two spec processes keep it busy.
+CGROUP2_RUN_FLAGS ?= --parallel 2
+CGROUP2_GUEST  = $(TOOLS)/cgroup2 --results $(CGROUP2_DIR)/$(1) $(2) -- \
+	$(abspath $(KUBEPROOF)) run --provider local --label-filter '$(CGROUP2_SPECS)' --report-dir $(CGROUP2_DIR)/$(1)/report $(CGROUP2_RUN_FLAGS)
 $(TOOLS)/cgroup2: FORCE
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $@ ./ci/cgroup2
 FORCE:
 e2e-cgroup2: build $(TOOLS)/cgroup2
-	$(KUBEPROOF) run --provider local --label-filter '$(CGROUP2_SPECS)' --report-dir $(CGROUP2_DIR)/host $(RUN_FLAGS)
-	$(TOOLS)/cgroup2 --results $(CGROUP2_DIR)/guest $(CGROUP2_FLAGS) -- \
-	  $(abspath $(KUBEPROOF)) run --provider local --label-filter '$(CGROUP2_SPECS)' --report-dir $(CGROUP2_DIR)/guest/report $(RUN_FLAGS)
-	$(KUBEPROOF) report diff $(CGROUP2_DIR)/host $(CGROUP2_DIR)/guest/report
+	$(KUBEPROOF) run --provider local --label-filter '$(CGROUP2_SPECS)' --report-dir $(CGROUP2_DIR)/host $(CGROUP2_RUN_FLAGS)
+	$(call CGROUP2_GUEST,guest-cgroupfs,)
+	$(call CGROUP2_GUEST,guest-systemd,--systemd)
+	$(KUBEPROOF) report diff $(CGROUP2_DIR)/host $(CGROUP2_DIR)/guest-cgroupfs/report $(CGROUP2_DIR)/guest-systemd/report
 
 # kind: with no Docker engine on the machine, kubeproof starts its private
 # daemon (installing Debian's docker.io) and stops it again with the cluster;

@@ -97,6 +97,10 @@ type Info struct {
 	// Nodes are the cluster's node names (those the provider created, or
 	// for an existing cluster those the API lists).
 	Nodes []string `json:"nodes,omitempty"`
+	// NodeCgroups says how the nodes' cgroups are made on the machine
+	// they run on (cgroup v1 or v2, the controllers offered and lacking,
+	// the kubelet's driver), when the provider made the nodes.
+	NodeCgroups string `json:"nodeCgroups,omitempty"`
 	// Components maps a control-plane component to when it became ready.
 	Components []ComponentStatus `json:"components,omitempty"`
 	CreatedAt  time.Time         `json:"createdAt"`

@@ -128,7 +128,7 @@ var page = template.Must(template.New("claims").Funcs(pageFuncs).Parse(`<!DOCTYP
 <html lang="en"><head><meta charset="utf-8"><title>kubeproof claims</title>
 {{style}}</head><body>
 <h1>kubeproof: documented claims checked against a real cluster</h1>
-<p>Cluster: provider <b>{{.Cluster.Provider}}</b>, name <code>{{.Cluster.Name}}</code>, Kubernetes <b>{{.Cluster.KubernetesVersion}}</b>, {{.Cluster.Nodes}} node(s). Generated {{.GeneratedAt.Format "2006-01-02 15:04:05 MST"}}.</p>
+<p>Cluster: provider <b>{{.Cluster.Provider}}</b>, name <code>{{.Cluster.Name}}</code>, Kubernetes <b>{{.Cluster.KubernetesVersion}}</b>, {{.Cluster.Nodes}} node(s). Generated {{.GeneratedAt.Format "2006-01-02 15:04:05 MST"}}.{{with .Cluster.NodeCgroups}} Node cgroups: {{.}}.{{end}}</p>
 {{if .Partial}}<p style="background:#fff3e0;padding:8px"><b>Partial report</b>: {{.Partial}}.</p>{{end}}
 {{.Bar}}
 {{if .Components}}<h2>What the run saw each component do</h2>

@@ -25,6 +25,9 @@ func Markdown(w io.Writer, r Report) error {
 	fmt.Fprintf(b, "# kubeproof: documented claims checked against a real cluster\n\n")
 	fmt.Fprintf(b, "Cluster: provider **%s**, name `%s`, Kubernetes **%s**, %d node(s). Generated %s.\n\n",
 		r.Cluster.Provider, r.Cluster.Name, r.Cluster.KubernetesVersion, r.Cluster.Nodes, r.GeneratedAt.Format("2006-01-02 15:04:05 MST"))
+	if r.Cluster.NodeCgroups != "" {
+		fmt.Fprintf(b, "Node cgroups: %s.\n\n", r.Cluster.NodeCgroups)
+	}
 	if r.Partial != "" {
 		fmt.Fprintf(b, "> **Partial report**: %s.\n\n", r.Partial)
 	}

@@ -50,6 +50,8 @@ type Cluster struct {
 	KubernetesVersion string               `json:"kubernetesVersion"`
 	Nodes             int                  `json:"nodes"`
 	Capabilities      []cluster.Capability `json:"capabilities"`
+	// NodeCgroups: how the nodes' cgroups were made (cluster.Info).
+	NodeCgroups string `json:"nodeCgroups,omitempty"`
 }
 
 // DocumentResult is one document and its claims' results.
@@ -85,7 +87,7 @@ func New(docs []claims.Document, results []claims.Result, run claims.Run, info *
 	r.Components = components(run, r.Specs, results)
 	if info != nil {
 		r.Cluster = Cluster{Provider: info.Provider, Name: info.Name, KubernetesVersion: info.KubernetesVersion,
-			Nodes: len(info.Nodes), Capabilities: info.Capabilities}
+			Nodes: len(info.Nodes), Capabilities: info.Capabilities, NodeCgroups: info.NodeCgroups}
 	}
 	for _, d := range docs {
 		dr := DocumentResult{File: d.File, Title: d.Title, URL: d.URL}
@@ -234,6 +236,9 @@ func Load(dir string) (Report, error) {
 // Terminal prints the verdict counts and every claim that is not confirmed.
 func Terminal(w io.Writer, r Report) {
 	fmt.Fprintf(w, "\nClaims on %s cluster %q (Kubernetes %s):\n", r.Cluster.Provider, r.Cluster.Name, r.Cluster.KubernetesVersion)
+	if r.Cluster.NodeCgroups != "" {
+		fmt.Fprintf(w, "  node cgroups: %s\n", r.Cluster.NodeCgroups)
+	}
 	if r.Partial != "" {
 		fmt.Fprintf(w, "  PARTIAL: %s\n", r.Partial)
 	}

@@ -401,6 +401,7 @@ func (p *Provider) create(ctx context.Context, st *state, bin binaries.Set, tars
 	}
 	info := p.info(bin)
 	info.Components = steps.Status()
+	info.NodeCgroups = p.cgroup.Describe()
 	info.CreatedAt = begin
 	info.PullsFrom(c.ImageRegistry, !c.SkipImageLoad)
 	info.NodeRegistry = registryhosts.NodeAddress(c.Shape, c.network().hostIP.String())

@@ -284,7 +284,8 @@ func cpuinfoWithClock(mhz string) error {
 }
 
 // describe prints, and writes to results/guest.txt, what the guest is: its
-// kernel, its cgroup mounts and the controllers of the cgroup v2 root.
+// kernel, its mounts (cgroup2 the only cgroup one) and the controllers of
+// the cgroup v2 root.
 func describe(results string) error {
 	var b strings.Builder
 	var uts unix.Utsname
@@ -294,11 +295,9 @@ func describe(results string) error {
 	if err != nil {
 		return err
 	}
-	b.WriteString("cgroup mounts:\n")
-	for _, line := range strings.Split(string(mounts), "\n") {
-		if f := strings.Fields(line); len(f) > 2 && strings.HasPrefix(f[2], "cgroup") {
-			b.WriteString("  " + line + "\n")
-		}
+	b.WriteString("mounts:\n")
+	for _, line := range strings.Split(strings.TrimSpace(string(mounts)), "\n") {
+		b.WriteString("  " + line + "\n")
 	}
 	controllers, err := os.ReadFile("/sys/fs/cgroup/cgroup.controllers")
 	if err != nil {

@@ -66,13 +66,20 @@ TTYPath=/dev/console
 KillMode=mixed
 TimeoutStopSec=60
 `, strings.Join(cmd, " "), systemdQuote(self), strings.Join(quoted, " "),
-		strconv.Quote(recordParam+"="+spec.Results), systemdQuote(dir))
+		strconv.Quote(recordParam+"="+spec.Results), strings.ReplaceAll(dir, " ", `\x20`))
 	if err := os.WriteFile(filepath.Join("/etc/systemd/system", guestUnit), []byte(unit), 0o644); err != nil {
 		return fmt.Errorf("write the guest's service: %w", err)
 	}
+	// A unit systemd cannot start makes it fall back to a rescue shell
+	// nobody can log in to: the guest powers off instead.
+	for _, fallback := range []string{"rescue.target", "emergency.target"} {
+		if err := os.Symlink("/lib/systemd/system/poweroff.target", filepath.Join("/etc/systemd/system", fallback)); err != nil {
+			return fmt.Errorf("make %s power off: %w", fallback, err)
+		}
+	}
 	fmt.Fprintf(os.Stdout, "guest: booting systemd (%s) to run %s\n", systemdBinary, guestUnit)
 	unix.Sync()
-	err = syscall.Exec(systemdBinary, []string{systemdBinary, "--unit=" + guestUnit, "--log-target=console", "--show-status=false"}, os.Environ())
+	err = syscall.Exec(systemdBinary, []string{systemdBinary, "--unit=" + guestUnit, "--log-target=console", "--log-level=notice", "--show-status=false"}, os.Environ())
 	return fmt.Errorf("execute systemd: %w", err)
 }
 
