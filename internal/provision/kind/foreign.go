@@ -101,6 +101,35 @@ const defaultImageRepository = "registry.k8s.io"
 // names (package cni), besides its trace plugin.
 var podNetworkPlugins = []string{"bridge", "host-local", "portmap"}
 
+// checkForeign refuses, in one line, a node image with contents c that
+// cannot run a cluster of version on host h whatever is added to it, and
+// returns its containerd settings.
+func checkForeign(ref string, c nodeimage.Contents, version string, h hostTraits) (containerdconf.Settings, error) {
+	lacks := func(format string, args ...any) error {
+		return exitcode.Errorf(exitcode.Usage, "--node-image %s "+format, append([]any{ref}, args...)...)
+	}
+	if c.KubernetesVersion == "" {
+		return containerdconf.Settings{}, lacks("is not a kind node image: it has no /kind/version")
+	}
+	if c.KubernetesVersion != version {
+		return containerdconf.Settings{}, lacks("holds Kubernetes %s (its /kind/version), not %s: give --kubernetes-version %s", c.KubernetesVersion, version, c.KubernetesVersion)
+	}
+	if c.Systemd == 0 {
+		return containerdconf.Settings{}, lacks("has no systemd (/usr/lib/systemd/systemd), which a kind node boots as its first process")
+	}
+	if h.CgroupV1 && c.Systemd >= firstSystemdWithoutCgroupV1 {
+		return containerdconf.Settings{}, lacks("has systemd %d, which refuses to boot on this machine's cgroup v1 (systemd %d and newer do): leave out --node-image for kubeproof's own node image (systemd 252)", c.Systemd, firstSystemdWithoutCgroupV1)
+	}
+	if c.ContainerdConfig == "" {
+		return containerdconf.Settings{}, lacks("has no containerd configuration (/etc/containerd/config.toml)")
+	}
+	conf, err := containerdconf.Read(c.ContainerdConfig)
+	if err != nil {
+		return conf, lacks("has a containerd configuration kubeproof cannot use: %v", err)
+	}
+	return conf, nil
+}
+
 // planForeign decides what the node image with contents c needs for a
 // cluster of version on host h, or says in one line what it lacks.
 // kubeadmImages lists kubeadm's images of version under a repository.
@@ -109,24 +138,9 @@ func planForeign(ref string, c nodeimage.Contents, version string, kubeadmImages
 	lacks := func(format string, args ...any) error {
 		return exitcode.Errorf(exitcode.Usage, "--node-image %s "+format, append([]any{ref}, args...)...)
 	}
-	if c.KubernetesVersion == "" {
-		return f, lacks("is not a kind node image: it has no /kind/version")
-	}
-	if c.KubernetesVersion != version {
-		return f, lacks("holds Kubernetes %s (its /kind/version), not %s: give --kubernetes-version %s", c.KubernetesVersion, version, c.KubernetesVersion)
-	}
-	if c.Systemd == 0 {
-		return f, lacks("has no systemd (/usr/lib/systemd/systemd), which a kind node boots as its first process")
-	}
-	if h.CgroupV1 && c.Systemd >= firstSystemdWithoutCgroupV1 {
-		return f, lacks("has systemd %d, which refuses to boot on this machine's cgroup v1 (systemd %d and newer do): leave out --node-image for kubeproof's own node image (systemd 252)", c.Systemd, firstSystemdWithoutCgroupV1)
-	}
-	if c.ContainerdConfig == "" {
-		return f, lacks("has no containerd configuration (/etc/containerd/config.toml)")
-	}
-	conf, err := containerdconf.Read(c.ContainerdConfig)
+	conf, err := checkForeign(ref, c, version, h)
 	if err != nil {
-		return f, lacks("has a containerd configuration kubeproof cannot use: %v", err)
+		return f, err
 	}
 
 	// kubeadm's images, under whichever repository holds all of them; if
@@ -217,7 +231,9 @@ func (f foreign) String(loads int) string {
 }
 
 // foreignImage pulls the node image if Docker lacks it, reads it, and
-// decides what it gets.
+// decides what it gets. It runs before the binaries step: a node image of
+// another Kubernetes release is refused before that release is built (13
+// minutes here); kubeadm, to list its images, is built (or found) after.
 func (u *bringUp) foreignImage(ctx context.Context) error {
 	c := u.p.cfg
 	pulled, err := nodeimage.Pull(ctx, u.st.DockerHost, c.NodeImage)
@@ -230,6 +246,12 @@ func (u *bringUp) foreignImage(ctx context.Context) error {
 	}
 	h, err := thisHost()
 	if err != nil {
+		return err
+	}
+	if _, err := checkForeign(c.NodeImage, contents, c.KubernetesVersion, h); err != nil {
+		return err
+	}
+	if err := u.binaries(ctx); err != nil {
 		return err
 	}
 	list := func(repo string) ([]string, error) {

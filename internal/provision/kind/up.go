@@ -77,12 +77,17 @@ func (p *Provider) Up(ctx context.Context) (info *cluster.Info, err error) {
 	}
 	u := &bringUp{p: p, st: state{Config: c, Owner: process.Self("kubeproof")}, steps: bringup.New(pr)}
 	// What is needed before the machine changes: Docker, the images.
-	if err := u.steps.Run(ctx,
-		bringup.Step{Name: "Docker", Run: u.docker},
-		bringup.Step{Name: "Kubernetes " + c.KubernetesVersion + " binaries", Run: u.binaries},
-		bringup.Step{Name: "node image", Run: u.nodeImage},
-		bringup.Step{Name: "kubeproof's images", Run: u.buildImages},
-	); err != nil {
+	prepare := []bringup.Step{
+		{Name: "Docker", Run: u.docker},
+		{Name: "Kubernetes " + c.KubernetesVersion + " binaries", Run: u.binaries},
+		{Name: "node image", Run: u.nodeImage},
+		{Name: "kubeproof's images", Run: u.buildImages},
+	}
+	if c.NodeImage != "" {
+		// A node image not ours is read first (see foreignImage).
+		prepare[1], prepare[2] = prepare[2], prepare[1]
+	}
+	if err := u.steps.Run(ctx, prepare...); err != nil {
 		return nil, err
 	}
 	// From here on the machine changes: record it first, undo on failure.

@@ -223,3 +223,18 @@ func TestDigestNameOfDebianUnchanged(t *testing.T) {
 		t.Errorf("Ubuntu noble digests as %q", n)
 	}
 }
+
+// The provider's one line says whether the image was built and from what.
+func TestResultLine(t *testing.T) {
+	built := Result{Ref: "kubeproof.local/kind-node:v1-abc", Built: true,
+		Source: Source{Distribution: Ubuntu, Suite: "noble", Mirror: "http://archive.ubuntu.com/ubuntu", Origin: "this machine's apt source in /etc/apt/sources.list.d/ubuntu.sources"}}
+	found := Result{Ref: "kubeproof.local/kind-node:v1-abc"}
+	for line, want := range map[string]string{
+		built.String(): "built here offline from Go modules and a root filesystem of Ubuntu noble from http://archive.ubuntu.com/ubuntu (this machine's apt source in /etc/apt/sources.list.d/ubuntu.sources)",
+		found.String(): "found in Docker",
+	} {
+		if !strings.HasPrefix(line, "node image kubeproof.local/kind-node:v1-abc: kubeproof's own, ") || !strings.Contains(line, want) || strings.Contains(line, "\n") {
+			t.Errorf("line %q, want one containing %q", line, want)
+		}
+	}
+}

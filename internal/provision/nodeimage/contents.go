@@ -73,6 +73,11 @@ func Inspect(ctx context.Context, host, ref string) (Contents, error) {
 	rm := exec.CommandContext(context.WithoutCancel(ctx), "docker", "rm", "-f", name)
 	rm.Env = dockerEnv(host)
 	_ = rm.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && (exit.ExitCode() == 126 || exit.ExitCode() == 127) {
+		// docker run's codes for a command that cannot run in the image.
+		return Contents{}, exitcode.Errorf(exitcode.Usage, "--node-image %s is not a kind node image: a container of it cannot run /bin/sh (%s)", ref, lastLine(stderr.String()))
+	}
 	if err != nil {
 		return Contents{}, fmt.Errorf("read node image %s (a container running /bin/sh in it): %w: %s", ref, err, lastLine(stderr.String()))
 	}

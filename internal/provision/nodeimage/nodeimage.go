@@ -98,7 +98,7 @@ type Result struct {
 // where it came from.
 func (r Result) String() string {
 	if r.Built {
-		return fmt.Sprintf("node image %s: built here, offline, from %s and Go modules", r.Ref, r.Source)
+		return fmt.Sprintf("node image %s: kubeproof's own, built here offline from Go modules and a root filesystem of %s", r.Ref, r.Source)
 	}
 	return fmt.Sprintf("node image %s: kubeproof's own, found in Docker (built earlier from the same inputs)", r.Ref)
 }
