@@ -88,6 +88,14 @@ func (p *Provider) Up(ctx context.Context) (info *cluster.Info, err error) {
 		prepare[1], prepare[2] = prepare[2], prepare[1]
 	}
 	if err := u.steps.Run(ctx, prepare...); err != nil {
+		// Nothing of the cluster exists yet; a private daemon started for
+		// it (a bad --node-image fails here) is stopped again.
+		if u.st.PrivateDocker && !otherClusters(c.Name) {
+			if stopErr := dockerd.Stop(context.WithoutCancel(ctx), pr); stopErr != nil {
+				pr.Infof("stopping the private Docker daemon again: %v", stopErr)
+			}
+			restoreDockerHost()
+		}
 		return nil, err
 	}
 	// From here on the machine changes: record it first, undo on failure.

@@ -76,7 +76,9 @@ func Inspect(ctx context.Context, host, ref string) (Contents, error) {
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && (exit.ExitCode() == 126 || exit.ExitCode() == 127) {
 		// docker run's codes for a command that cannot run in the image.
-		return Contents{}, exitcode.Errorf(exitcode.Usage, "--node-image %s is not a kind node image: a container of it cannot run /bin/sh (%s)", ref, lastLine(stderr.String()))
+		// docker's reason is its first line; the last one points to --help.
+		reason, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+		return Contents{}, exitcode.Errorf(exitcode.Usage, "--node-image %s is not a kind node image: a container of it cannot run /bin/sh (%s)", ref, strings.TrimPrefix(reason, "docker: "))
 	}
 	if err != nil {
 		return Contents{}, fmt.Errorf("read node image %s (a container running /bin/sh in it): %w: %s", ref, err, lastLine(stderr.String()))
