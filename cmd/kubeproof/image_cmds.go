@@ -18,31 +18,36 @@ func newImageCommand(o *options) *cobra.Command {
 	cmd := groupCommand("image", "Build images kubeproof needs", "")
 	build := &cobra.Command{
 		Use:   "build-node",
-		Short: "Build kind's node image offline (Debian root filesystem, Kubernetes from Go modules) and load it into Docker",
-		Long: `build-node makes the kind node image from the machine's Debian mirror and Go modules only:
-no registry is contacted. The image is tagged with a digest of its inputs and reused
-while they stay the same. Docker is the one $DOCKER_HOST names, else kubeproof's
-private daemon if it runs, else /var/run/docker.sock.`,
+		Short: "Build kind's node image offline (Debian or Ubuntu root filesystem, Kubernetes from Go modules) and load it into Docker",
+		Long: `build-node makes the kind node image from the machine's apt source and Go modules only:
+no registry is contacted. The root filesystem is Debian bookworm from the machine's
+Debian mirror (or --debian-mirror), or, on Ubuntu, the machine's own Ubuntu release
+from its archive. The image is tagged with a digest of its inputs and reused while they
+stay the same; one line on stderr says whether it was built or found, and from what.
+Docker is the one $DOCKER_HOST names, else kubeproof's private daemon if it runs, else
+/var/run/docker.sock.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			host, err := dockerHost(cmd.Context())
 			if err != nil {
 				return err
 			}
-			ref, err := nodeimage.Ensure(cmd.Context(), nodeimage.Options{
+			pr := printer()
+			res, err := nodeimage.Ensure(cmd.Context(), nodeimage.Options{
 				KubernetesVersion: o.kubernetesVersion, EtcdVersion: o.etcdVersion,
-				CacheDir: o.cacheDir, DockerHost: host, DebianMirror: o.debianMirror, Progress: printer(),
+				CacheDir: o.cacheDir, DockerHost: host, DebianMirror: o.debianMirror, Progress: pr,
 			})
 			if err != nil {
 				return err
 			}
-			fmt.Println(ref)
+			pr.Infof("%s", res)
+			fmt.Println(res.Ref)
 			return nil
 		},
 	}
 	f := build.Flags()
 	releaseFlags(f, &o.kubernetesVersion, &o.etcdVersion, "Kubernetes release of the node", "etcd release of the node's etcd image")
-	f.StringVar(&o.debianMirror, "debian-mirror", os.Getenv("KUBEPROOF_DEBIAN_MIRROR"), "Debian mirror of the root filesystem, e.g. http://HOST/debian ($KUBEPROOF_DEBIAN_MIRROR; default: this machine's apt source for bookworm)")
+	f.StringVar(&o.debianMirror, "debian-mirror", os.Getenv("KUBEPROOF_DEBIAN_MIRROR"), debianMirrorHelp)
 	cmd.AddCommand(build, newImageListCommand(o), newImagePushCommand(o))
 	return cmd
 }

@@ -111,12 +111,16 @@ func addClusterFlags(cmd *cobra.Command, o *options) {
 	f.IntVar(&o.apiServerPort, "apiserver-port", 6443, "kube-apiserver port (on the cluster's own host-side address; local provider)")
 	f.IntVar(&o.etcdMembers, "etcd-members", 1, "etcd members, each a process of its own: 1 or 3 (local provider)")
 	f.IntVar(&o.workers, "workers", kind.DefaultWorkers, "worker nodes besides the control plane (kind provider)")
-	f.StringVar(&o.nodeImage, "node-image", "", "kind node image to use instead of building kubeproof's own (kind provider)")
-	f.StringVar(&o.debianMirror, "debian-mirror", os.Getenv("KUBEPROOF_DEBIAN_MIRROR"), "Debian mirror the node image's root filesystem comes from, e.g. http://HOST/debian (kind provider; $KUBEPROOF_DEBIAN_MIRROR; default: this machine's apt source for bookworm)")
+	f.StringVar(&o.nodeImage, "node-image", "", "kind node image to use instead of kubeproof's own, pulled if Docker lacks it; kubeproof's images and CNI plugins are put into its nodes (kind provider)")
+	f.StringVar(&o.debianMirror, "debian-mirror", os.Getenv("KUBEPROOF_DEBIAN_MIRROR"), debianMirrorHelp)
 	f.BoolVar(&o.loadImages, "load-images", true, "load the images the specs run into the nodes (false: the nodes pull them from --image-registry)")
 	f.StringVar(&o.imageRegistry, "image-registry", "", "registry the nodes pull the images the specs run from (host[:port][/path]); run pushes what is missing there first, up only sets the nodes up for it")
 	f.BoolVar(&o.insecureRegistry, "insecure-registry", false, "--image-registry speaks plain HTTP (the nodes' containerd gets a mirror for it; on kind, a registry on 127.0.0.1 is reached at the nodes' gateway)")
 }
+
+// debianMirrorHelp describes --debian-mirror, which kubeproof's node image
+// reads (up, run, image build-node).
+const debianMirrorHelp = "Debian mirror to bootstrap the kind node image's root filesystem from, as Debian bookworm, e.g. http://HOST/debian ($KUBEPROOF_DEBIAN_MIRROR; default: this machine's apt sources: their Debian mirror, or on Ubuntu the archive of the machine's own release)"
 
 // newProvider builds the provider the flags name. A cluster that a killed
 // kubeproof command left behind is removed first, saying so.

@@ -35,7 +35,8 @@ type Options struct {
 	// (--node-image).
 	NodeImage string
 	// DebianMirror is where kubeproof's node image gets its Debian root
-	// filesystem (--debian-mirror); empty: the machine's apt source.
+	// filesystem (--debian-mirror); empty: the machine's apt sources decide
+	// (Debian bookworm, or an Ubuntu machine's own release).
 	DebianMirror string
 }
 

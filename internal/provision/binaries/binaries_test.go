@@ -91,12 +91,24 @@ func TestVersions(t *testing.T) {
 }
 
 func TestEtcdWrapperGoMod(t *testing.T) {
-	f, err := modfile.Parse("go.mod", wrapperGoMod("etcd", "v3.6.16", EtcdCommands), nil)
+	f, err := modfile.Parse("go.mod", wrapperGoMod("etcd", "v3.6.16", EtcdCommands, ""), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(f.Require) != 2 || len(f.Tool) != 2 {
 		t.Fatalf("requires %d, tools %d; want 2 and 2", len(f.Require), len(f.Tool))
+	}
+}
+
+// The CNI plugins are commands in subdirectories of one module without a
+// major version element: the wrapper requires that module once.
+func TestCNIPluginsWrapperGoMod(t *testing.T) {
+	f, err := modfile.Parse("go.mod", wrapperGoMod("cni-plugins", DefaultCNIPluginsVersion, CNIPlugins, CNIPluginsModule), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Require) != 1 || f.Require[0].Mod.Path != CNIPluginsModule || f.Require[0].Mod.Version != DefaultCNIPluginsVersion || len(f.Tool) != len(CNIPlugins) {
+		t.Fatalf("requires %+v, %d tools", f.Require, len(f.Tool))
 	}
 }
 

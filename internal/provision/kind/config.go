@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
-
-	"github.com/kubeproof/kubeproof/internal/provision/nodeimage"
 )
 
 // Paths inside the control-plane node, each a mount of a host directory of
@@ -19,11 +17,21 @@ const (
 	nodePKIDir   = "/etc/kubernetes/pki"
 )
 
+// nodeSetup is what the node image needs from kind's configuration.
+type nodeSetup struct {
+	// ImageRepository holds kubeadm's images in the node image ("" for
+	// kubeadm's default, registry.k8s.io).
+	ImageRepository string
+	// ContainerdPatches are merged into every node's containerd
+	// configuration (a node image not ours: see foreign).
+	ContainerdPatches []string
+}
+
 // kindConfig is the kind cluster configuration for c: one control plane and
 // c.Workers workers of image, no default CNI (kubeproof-cni is installed
 // after creation), the audit policy and log on host directories, kubeadm
 // told to use the images already in the node, and the component flags.
-func kindConfig(c Config, l layout, image string) (*v1alpha4.Cluster, error) {
+func kindConfig(c Config, l layout, image string, setup nodeSetup) (*v1alpha4.Cluster, error) {
 	cfg := &v1alpha4.Cluster{
 		TypeMeta: v1alpha4.TypeMeta{Kind: "Cluster", APIVersion: "kind.x-k8s.io/v1alpha4"},
 		Name:     c.Name,
@@ -49,10 +57,11 @@ func kindConfig(c Config, l layout, image string) (*v1alpha4.Cluster, error) {
 	for i := 0; i < c.Workers; i++ {
 		cfg.Nodes = append(cfg.Nodes, v1alpha4.Node{Role: v1alpha4.WorkerRole, Image: image})
 	}
-	patch, err := clusterConfigurationPatch(c)
+	patch, err := clusterConfigurationPatch(c, setup.ImageRepository)
 	if err != nil {
 		return nil, err
 	}
+	cfg.ContainerdConfigPatches = setup.ContainerdPatches
 	cfg.KubeadmConfigPatchesJSON6902 = []v1alpha4.PatchJSON6902{{
 		Group: "kubeadm.k8s.io", Version: "v1beta4", Kind: "ClusterConfiguration", Patch: patch,
 	}}
@@ -86,19 +95,21 @@ var apiServerArgs = []string{
 // clusterConfigurationPatch is a JSON 6902 patch of kubeadm's
 // ClusterConfiguration (v1beta4, where extraArgs are lists of name/value):
 // it appends flags to the ones kind sets and adds the volumes they need.
-func clusterConfigurationPatch(c Config) (string, error) {
+func clusterConfigurationPatch(c Config, imageRepository string) (string, error) {
 	type op struct {
 		Op    string `json:"op"`
 		Path  string `json:"path"`
 		Value any    `json:"value"`
 	}
-	ops := []op{
-		{"add", "/imageRepository", nodeimage.Repository},
-		{"add", "/apiServer/extraVolumes", []map[string]any{
+	var ops []op
+	if imageRepository != "" {
+		ops = append(ops, op{"add", "/imageRepository", imageRepository})
+	}
+	ops = append(ops,
+		op{"add", "/apiServer/extraVolumes", []map[string]any{
 			{"name": "kubeproof-conf", "hostPath": nodeConfDir, "mountPath": nodeConfDir, "readOnly": true, "pathType": "Directory"},
 			{"name": "kubeproof-audit", "hostPath": nodeAuditDir, "mountPath": nodeAuditDir, "pathType": "DirectoryOrCreate"},
-		}},
-	}
+		}})
 	sections := map[string]string{
 		APIServer:         "/apiServer/extraArgs/-",
 		ControllerManager: "/controllerManager/extraArgs/-",

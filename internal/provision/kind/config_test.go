@@ -15,13 +15,13 @@ func TestClusterConfigurationPatchApplies(t *testing.T) {
 	generated := `{"apiServer":{"extraArgs":[{"name":"runtime-config","value":""}]},
 		"controllerManager":{"extraArgs":[{"name":"enable-hostpath-provisioner","value":"true"}]},
 		"scheduler":{"extraArgs":null}}`
-	raw, err := clusterConfigurationPatch(Config{})
+	raw, err := clusterConfigurationPatch(Config{}, "kubeproof.local")
 	if err != nil {
 		t.Fatal(err)
 	}
 	withArgs := Config{}
 	withArgs.ComponentArgs = map[string][]string{Scheduler: {"--v=4"}, ControllerManager: {"--v=3"}}
-	raw2, err := clusterConfigurationPatch(withArgs)
+	raw2, err := clusterConfigurationPatch(withArgs, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,8 @@ import (
 const cniName = "kubeproof-cni"
 
 // cniTraceLog is where kubeproof-cni-trace logs each CNI call, on every
-// node (copyTracePlugin puts the plugin into the node's CNI bin directory).
+// node (the node image has the plugin, or copyPrograms puts it into the
+// node's CNI bin directory).
 const cniTraceLog = "/var/log/kubeproof-cni-calls.jsonl"
 
 // nodeCNIBinDir is containerd's CNI bin directory on a kind node.

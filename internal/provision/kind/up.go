@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -23,7 +22,6 @@ import (
 	"github.com/kubeproof/kubeproof/internal/progress"
 	"github.com/kubeproof/kubeproof/internal/provision/binaries"
 	"github.com/kubeproof/kubeproof/internal/provision/bringup"
-	"github.com/kubeproof/kubeproof/internal/provision/cni"
 	"github.com/kubeproof/kubeproof/internal/provision/dockerd"
 	"github.com/kubeproof/kubeproof/internal/provision/imagebuild"
 	"github.com/kubeproof/kubeproof/internal/provision/nodeimage"
@@ -79,12 +77,25 @@ func (p *Provider) Up(ctx context.Context) (info *cluster.Info, err error) {
 	}
 	u := &bringUp{p: p, st: state{Config: c, Owner: process.Self("kubeproof")}, steps: bringup.New(pr)}
 	// What is needed before the machine changes: Docker, the images.
-	if err := u.steps.Run(ctx,
-		bringup.Step{Name: "Docker", Run: u.docker},
-		bringup.Step{Name: "Kubernetes " + c.KubernetesVersion + " binaries", Run: u.binaries},
-		bringup.Step{Name: "node image", Run: u.nodeImage},
-		bringup.Step{Name: "kubeproof's images", Run: u.buildImages},
-	); err != nil {
+	prepare := []bringup.Step{
+		{Name: "Docker", Run: u.docker},
+		{Name: "Kubernetes " + c.KubernetesVersion + " binaries", Run: u.binaries},
+		{Name: "node image", Run: u.nodeImage},
+		{Name: "kubeproof's images", Run: u.buildImages},
+	}
+	if c.NodeImage != "" {
+		// A node image not ours is read first (see foreignImage).
+		prepare[1], prepare[2] = prepare[2], prepare[1]
+	}
+	if err := u.steps.Run(ctx, prepare...); err != nil {
+		// Nothing of the cluster exists yet; a private daemon started for
+		// it (a bad --node-image fails here) is stopped again.
+		if u.st.PrivateDocker && !otherClusters(c.Name) {
+			if stopErr := dockerd.Stop(context.WithoutCancel(ctx), pr); stopErr != nil {
+				pr.Infof("stopping the private Docker daemon again: %v", stopErr)
+			}
+			restoreDockerHost()
+		}
 		return nil, err
 	}
 	// From here on the machine changes: record it first, undo on failure.
@@ -124,18 +135,21 @@ func (p *Provider) Up(ctx context.Context) (info *cluster.Info, err error) {
 
 // bringUp is one bring-up of a kind cluster: what its steps found and made.
 type bringUp struct {
-	p        *Provider
-	st       state
-	steps    *bringup.Steps
-	kp       *kindcluster.Provider
-	bin      binaries.Set
+	p     *Provider
+	st    state
+	steps *bringup.Steps
+	kp    *kindcluster.Provider
+	bin   binaries.Set
+	// foreign is what a node image not ours (--node-image) gets.
+	foreign *foreign
+	// archives and programs are kubeproof's images and the programs for
+	// its CNI bin directory (name -> path here) for such a node image.
 	archives []string
-	// tracePlugin is the CNI trace plugin binary on this machine.
-	tracePlugin string
-	nodes       []nodes.Node
-	cp          nodes.Node
-	cpIP        string
-	client      kubernetes.Interface
+	programs map[string]string
+	nodes    []nodes.Node
+	cp       nodes.Node
+	cpIP     string
+	client   kubernetes.Interface
 	// nodeRegistry: where the nodes reach a loopback registry.
 	nodeRegistry string
 }
@@ -171,44 +185,64 @@ func (u *bringUp) binaries(ctx context.Context) (err error) {
 	return err
 }
 
-// nodeImage finds (or builds) the node image, unless one was given.
-func (u *bringUp) nodeImage(ctx context.Context) (err error) {
+// nodeImage finds (or builds) kubeproof's node image, or, for one given
+// with --node-image, pulls it if Docker lacks it and reads what it holds;
+// either way it says in one line which node image the cluster runs.
+func (u *bringUp) nodeImage(ctx context.Context) error {
 	c := u.p.cfg
-	u.st.NodeImage = c.NodeImage
-	if u.st.NodeImage == "" {
-		u.st.NodeImage, err = nodeimage.Ensure(ctx, nodeimage.Options{
-			KubernetesVersion: c.KubernetesVersion, EtcdVersion: c.EtcdVersion, CacheDir: c.CacheDir, DockerHost: u.st.DockerHost,
-			DebianMirror: c.DebianMirror, Progress: c.Progress,
-		})
+	if c.NodeImage != "" {
+		u.st.NodeImage = c.NodeImage
+		if err := u.foreignImage(ctx); err != nil {
+			return err
+		}
+		c.Progress.Infof("%s", u.foreign.String(len(loadedImages(c.SkipImageLoad))))
+		return nil
 	}
-	return err
+	res, err := nodeimage.Ensure(ctx, nodeimage.Options{
+		KubernetesVersion: c.KubernetesVersion, EtcdVersion: c.EtcdVersion, CacheDir: c.CacheDir, DockerHost: u.st.DockerHost,
+		DebianMirror: c.DebianMirror, Progress: c.Progress,
+	})
+	if err != nil {
+		return err
+	}
+	u.st.NodeImage = res.Ref
+	c.Progress.Infof("%s", res)
+	return nil
 }
 
-// buildImages builds kubeproof's images (and the pod network's) for a node
-// image not ours; ours has them already (see package nodeimage).
-func (u *bringUp) buildImages(context.Context) error {
-	if u.p.cfg.NodeImage == "" {
+// loadedImages are kubeproof's images a node image not ours gets loaded:
+// all of them and the pod network's, but the workloads when the nodes are
+// to pull those.
+func loadedImages(skipWorkloads bool) []images.Image {
+	var out []images.Image
+	for _, img := range append(slices.Clone(images.All), images.CNI) {
+		if !skipWorkloads || !images.IsWorkload(img) {
+			out = append(out, img)
+		}
+	}
+	return out
+}
+
+// buildImages builds kubeproof's images (and the pod network's) and finds
+// the programs for a node image not ours; ours has them already (see
+// package nodeimage).
+func (u *bringUp) buildImages(ctx context.Context) error {
+	if u.foreign == nil {
 		return nil
 	}
 	programs, err := imagebuild.ProgramDir()
 	if err != nil {
 		return err
 	}
-	u.tracePlugin = filepath.Join(programs, cni.TracePlugin)
-	if _, err := os.Stat(u.tracePlugin); err != nil {
-		return exitcode.Errorf(exitcode.MissingTool, "the CNI trace plugin %s is missing (make build puts it beside kubeproof): %v", cni.TracePlugin, err)
-	}
-	for _, img := range append(slices.Clone(images.All), images.CNI) {
-		if u.p.cfg.SkipImageLoad && images.IsWorkload(img) {
-			continue // the nodes pull it from the run's registry
-		}
+	for _, img := range loadedImages(u.p.cfg.SkipImageLoad) {
 		path, err := imagebuild.Build(img, programs, u.p.cfg.CacheDir)
 		if err != nil {
 			return err
 		}
 		u.archives = append(u.archives, path)
 	}
-	return nil
+	u.programs, err = u.foreignPrograms(ctx)
+	return err
 }
 
 // hostFiles makes the directories the nodes mount, the audit policy, and
@@ -229,7 +263,14 @@ func (u *bringUp) hostFiles(context.Context) error {
 // create runs `kind create` with kubeproof's configuration.
 func (u *bringUp) create(context.Context) error {
 	c, l := u.p.cfg, u.p.l
-	cfg, err := kindConfig(c, l, u.st.NodeImage)
+	setup := nodeSetup{ImageRepository: nodeimage.Repository}
+	if u.foreign != nil {
+		setup = nodeSetup{ImageRepository: u.foreign.ImageRepository}
+		if u.foreign.ContainerdPatch != "" {
+			setup.ContainerdPatches = []string{u.foreign.ContainerdPatch}
+		}
+	}
+	cfg, err := kindConfig(c, l, u.st.NodeImage, setup)
 	if err != nil {
 		return exitcode.With(exitcode.Usage, err)
 	}
@@ -249,20 +290,29 @@ func (u *bringUp) create(context.Context) error {
 	return err
 }
 
-// loadImages puts our images and the CNI trace plugin into every node of
-// a node image not ours; ours has them (see package nodeimage), and only takes
-// the workloads out when the nodes are to pull them from a registry.
+// loadImages puts our images, the CNI trace plugin and the CNI plugins it
+// lacks into every node of a node image not ours; ours has them (see
+// package nodeimage). Either way, when the nodes are to pull the workload
+// images from a registry, the copies the node image holds are removed.
 func (u *bringUp) loadImages(context.Context) error {
-	if u.p.cfg.NodeImage == "" {
-		if !u.p.cfg.SkipImageLoad {
+	c := u.p.cfg
+	if u.foreign == nil {
+		if !c.SkipImageLoad {
 			return nil
 		}
-		return removeImages(u.nodes, images.Workloads, u.p.cfg.Progress)
+		return removeImages(u.nodes, images.Workloads, c.Progress)
 	}
-	if err := loadImages(u.nodes, u.archives, u.p.cfg.Progress); err != nil {
+	if c.SkipImageLoad {
+		if held := u.foreign.heldWorkloads(); len(held) > 0 {
+			if err := removeImages(u.nodes, held, c.Progress); err != nil {
+				return err
+			}
+		}
+	}
+	if err := loadImages(u.nodes, u.archives, c.Progress); err != nil {
 		return err
 	}
-	return copyTracePlugin(u.nodes, u.tracePlugin)
+	return copyPrograms(u.nodes, u.programs)
 }
 
 // removeImages deletes imgs from every node's containerd (its content
@@ -284,25 +334,6 @@ func removeImages(ns []nodes.Node, imgs []images.Image, pr *progress.Printer) (e
 		})
 	}
 	return g.Wait()
-}
-
-// copyTracePlugin puts kubeproof-cni-trace into each node's CNI bin
-// directory (the node's own filesystem), before the pod network's
-// configuration names it.
-func copyTracePlugin(ns []nodes.Node, plugin string) error {
-	for _, n := range ns {
-		f, err := os.Open(plugin)
-		if err != nil {
-			return fmt.Errorf("open the CNI trace plugin: %w", err)
-		}
-		dst := nodeCNIBinDir + "/" + cni.TracePlugin
-		err = n.Command("sh", "-c", `cat > "$1" && chmod 755 "$1"`, "sh", dst).SetStdin(f).Run()
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("copy the CNI trace plugin into node %s: %w", n, err)
-		}
-	}
-	return nil
 }
 
 // leaveOut removes the static Pods of the control-plane components the

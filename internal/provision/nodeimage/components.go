@@ -42,8 +42,14 @@ type component struct {
 // kubeadmImages asks kubeadm which images a cluster of version needs from
 // Repository.
 func kubeadmImages(ctx context.Context, kubeadm, version string) ([]string, error) {
+	return KubeadmImages(ctx, kubeadm, version, Repository)
+}
+
+// KubeadmImages asks kubeadm which images a cluster of version needs from
+// repository.
+func KubeadmImages(ctx context.Context, kubeadm, version, repository string) ([]string, error) {
 	out, err := exec.CommandContext(ctx, kubeadm, "config", "images", "list",
-		"--kubernetes-version", version, "--image-repository", Repository).Output()
+		"--kubernetes-version", version, "--image-repository", repository).Output()
 	if err != nil {
 		return nil, fmt.Errorf("kubeadm config images list: %w", err)
 	}

@@ -1,5 +1,6 @@
 // Package nodeimage builds kind's node image without a registry: a Debian
-// bookworm root filesystem from the machine's apt mirror, kind's base files
+// bookworm (or, on Ubuntu, Ubuntu) root filesystem from the machine's apt
+// source, kind's base files
 // from the kind Go module, Kubernetes built from Go modules (kubeadm,
 // kubelet, kubectl on the node; the control plane, kube-proxy, etcd, CoreDNS
 // and pause as images already in the node's containerd), kubeproof's own
@@ -43,9 +44,9 @@ type Options struct {
 	CacheDir          string
 	// DockerHost is the Docker API the image is loaded into (DOCKER_HOST).
 	DockerHost string
-	// DebianMirror is the Debian mirror debootstrap fetches the root
-	// filesystem from; empty: the machine's own apt source for the suite
-	// (a Debian machine has one; an Ubuntu runner needs this set).
+	// DebianMirror is a Debian mirror debootstrap fetches a bookworm root
+	// filesystem from; empty: the machine's own apt sources decide (see
+	// chooseSource: Debian bookworm, or the machine's Ubuntu suite).
 	DebianMirror string
 	Progress     *progress.Printer
 }
@@ -84,9 +85,27 @@ func kubeproofInputs(programs, cacheDir string) ([]archive, map[string]string, e
 	return archives, files, nil
 }
 
-// Ensure returns the reference of the node image for opts, building and
-// loading it into Docker first if Docker does not have it.
-func Ensure(ctx context.Context, opts Options) (string, error) {
+// Result is the node image Ensure found or built.
+type Result struct {
+	Ref string
+	// Built: this call built it; otherwise Docker had it.
+	Built bool
+	// Source is the root filesystem's source (when Built).
+	Source Source
+}
+
+// String is the one line that says which node image a cluster gets and
+// where it came from.
+func (r Result) String() string {
+	if r.Built {
+		return fmt.Sprintf("node image %s: kubeproof's own, built here offline from Go modules and a root filesystem of %s", r.Ref, r.Source)
+	}
+	return fmt.Sprintf("node image %s: kubeproof's own, found in Docker (built earlier from the same inputs)", r.Ref)
+}
+
+// Ensure returns the node image for opts, building and loading it into
+// Docker first if Docker does not have it.
+func Ensure(ctx context.Context, opts Options) (Result, error) {
 	pr := opts.Progress
 	if pr == nil {
 		pr = progress.Discard()
@@ -99,49 +118,58 @@ func Ensure(ctx context.Context, opts Options) (string, error) {
 		KubernetesVersion: opts.KubernetesVersion, EtcdVersion: opts.EtcdVersion, CacheDir: opts.CacheDir, Progress: pr,
 	})
 	if err != nil {
-		return "", err
+		return Result{}, err
 	}
 	refs, err := kubeadmImages(ctx, bin.Path("kubeadm"), opts.KubernetesVersion)
 	if err != nil {
-		return "", err
+		return Result{}, err
 	}
 	kind, err := kindModule(ctx)
 	if err != nil {
-		return "", err
+		return Result{}, err
 	}
 	programs, err := imagebuild.ProgramDir()
 	if err != nil {
-		return "", err
+		return Result{}, err
 	}
 	pause, err := os.ReadFile(filepath.Join(programs, images.Pause.Program))
 	if err != nil {
-		return "", exitcode.Errorf(exitcode.MissingTool, "%s not found beside kubeproof (build it with `make build`): %v", images.Pause.Program, err)
+		return Result{}, exitcode.Errorf(exitcode.MissingTool, "%s not found beside kubeproof (build it with `make build`): %v", images.Pause.Program, err)
 	}
 	preloads, files, err := kubeproofInputs(programs, opts.CacheDir)
 	if err != nil {
-		return "", err
+		return Result{}, err
 	}
 	extra, err := extraDigest(preloads, files)
 	if err != nil {
-		return "", err
+		return Result{}, err
 	}
-	ref := Ref(opts.KubernetesVersion, inputsDigest(opts, bin, refs, kind.Version, append(pause, extra...)))
+	// The source names the image (its distribution and suite); a machine
+	// without one can still use the image built from Debian's.
+	src, srcErr := source(opts.DebianMirror)
+	if srcErr != nil {
+		src = DebianSource("", "")
+	}
+	ref := Ref(opts.KubernetesVersion, inputsDigest(opts, src, bin, refs, kind.Version, append(pause, extra...)))
 	if dockerHas(ctx, opts.DockerHost, ref) {
-		return ref, nil
+		return Result{Ref: ref}, nil
+	}
+	if srcErr != nil {
+		return Result{}, srcErr
 	}
 
-	rootfs, err := rootfsTar(ctx, opts.CacheDir, opts.DebianMirror, pr)
+	rootfs, err := rootfsTar(ctx, opts.CacheDir, src, pr)
 	if err != nil {
-		return "", err
+		return Result{}, err
 	}
 	done := pr.Step("building node image %s", ref)
 	err = build(ctx, opts, ref, rootfs, bin, refs, kind.Dir, preloads, files)
 	done(err)
 	if err != nil {
-		return "", err
+		return Result{}, err
 	}
 	removeOlder(ctx, opts.DockerHost, ref)
-	return ref, nil
+	return Result{Ref: ref, Built: true, Source: src}, nil
 }
 
 // removeOlder deletes node images of earlier inputs from Docker (each is
@@ -168,9 +196,9 @@ func Ref(kubernetesVersion, digest string) string {
 }
 
 // inputsDigest names everything the image is made of.
-func inputsDigest(opts Options, bin binaries.Set, kubeadmRefs []string, kindVersion string, pause []byte) string {
+func inputsDigest(opts Options, src Source, bin binaries.Set, kubeadmRefs []string, kindVersion string, pause []byte) string {
 	h := sha256.New()
-	fmt.Fprintln(h, recipe, suite, strings.Join(nodePackages, ","))
+	fmt.Fprintln(h, recipe, src.digestName(), strings.Join(nodePackages, ","))
 	fmt.Fprintln(h, opts.KubernetesVersion, opts.EtcdVersion, kindVersion, filepath.Base(bin.ContainerdDir), filepath.Base(bin.RuncDir))
 	fmt.Fprintln(h, strings.Join(kubeadmRefs, ","))
 	fmt.Fprintln(h, containerdConfig)

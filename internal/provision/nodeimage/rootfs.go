@@ -1,7 +1,6 @@
 package nodeimage
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,19 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
 	"github.com/kubeproof/kubeproof/internal/provision/debpkg"
 )
-
-// suite is the Debian release of the node's root filesystem. kind's own
-// base is newer (trixie, systemd 257, which refuses cgroup v1); bookworm's
-// systemd 252 boots on the cgroup v1 hosts kubeproof runs on.
-const suite = "bookworm"
 
 // nodePackages are what a kind node runs besides Kubernetes and the
 // container runtime (containerd and runc, built from Go modules like on the
@@ -39,25 +31,19 @@ var builder = []debpkg.Package{
 	{Name: "tar", File: "/usr/bin/tar"},
 }
 
-// rootfsTar returns a tarball of a bare bookworm root filesystem with the
-// node packages, made by debootstrap from mirror (or the machine's own apt
-// mirror) and cached under cacheDir (it takes a minute or two; nothing of
-// ours is in it). The cache is not keyed on the mirror: every mirror serves
-// the same packages.
-func rootfsTar(ctx context.Context, cacheDir, mirror string, pr *progress.Printer) (string, error) {
-	sum := sha256.Sum256([]byte(suite + "\n" + strings.Join(nodePackages, ",")))
-	out := filepath.Join(cacheDir, "kind", fmt.Sprintf("rootfs-%s-%s.tar", suite, hex.EncodeToString(sum[:6])))
+// rootfsTar returns a tarball of a bare root filesystem with the node
+// packages, made by debootstrap from src and cached under cacheDir (it
+// takes a minute or two; nothing of ours is in it). The cache is keyed on
+// the distribution and suite, not on the mirror: every mirror of a suite
+// serves the same packages.
+func rootfsTar(ctx context.Context, cacheDir string, src Source, pr *progress.Printer) (string, error) {
+	sum := sha256.Sum256([]byte(src.digestName() + "\n" + strings.Join(nodePackages, ",")))
+	out := filepath.Join(cacheDir, "kind", fmt.Sprintf("rootfs-%s-%s.tar", strings.ReplaceAll(src.digestName(), "/", "-"), hex.EncodeToString(sum[:6])))
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}
 	if err := debpkg.Ensure(ctx, builder, pr); err != nil {
 		return "", err
-	}
-	if mirror == "" {
-		var err error
-		if mirror, err = aptMirror(suite); err != nil {
-			return "", err
-		}
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return "", fmt.Errorf("create node image cache: %w", err)
@@ -68,14 +54,13 @@ func rootfsTar(ctx context.Context, cacheDir, mirror string, pr *progress.Printe
 	}
 	defer os.RemoveAll(dir)
 
-	done := pr.Step("debootstrap %s with %d packages (once; cached in %s)", suite, len(nodePackages), filepath.Dir(out))
+	done := pr.Step("debootstrap %s with %d packages (once; cached in %s)", src, len(nodePackages), filepath.Dir(out))
 	stop := pr.Ticker(30*time.Second, "running debootstrap", nil)
-	err = run(ctx, "debootstrap", "--variant=minbase", "--components=main",
-		"--include="+strings.Join(nodePackages, ","), suite, dir, mirror)
+	err = run(ctx, "debootstrap", debootstrapArgs(src, dir, scriptExists)...)
 	stop()
 	done(err)
 	if err != nil {
-		return "", fmt.Errorf("debootstrap %s from %s: %w", suite, mirror, err)
+		return "", fmt.Errorf("debootstrap %s %s from %s: %w", src.Distribution, src.Suite, src.Mirror, err)
 	}
 	// Package caches and lists: the node never runs apt.
 	for _, p := range []string{"var/cache/apt/archives", "var/lib/apt/lists", "usr/share/doc", "usr/share/man"} {
@@ -94,78 +79,57 @@ func rootfsTar(ctx context.Context, cacheDir, mirror string, pr *progress.Printe
 	return out, nil
 }
 
-// aptMirror finds the machine's own Debian mirror for suite in its apt
-// sources (deb822 .sources files or one-line .list files).
-func aptMirror(suite string) (string, error) {
-	files, _ := filepath.Glob("/etc/apt/sources.list.d/*.sources")
-	lists, _ := filepath.Glob("/etc/apt/sources.list.d/*.list")
-	files = append(files, lists...)
-	files = append(files, "/etc/apt/sources.list")
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		var uri string
-		if strings.HasSuffix(f, ".sources") {
-			uri = mirrorFromDeb822(string(data), suite)
-		} else {
-			uri = mirrorFromList(string(data), suite)
-		}
-		if uri != "" {
-			return uri, nil
-		}
-	}
-	return "", exitcode.Errorf(exitcode.MissingTool, "no apt source for Debian %s main found in /etc/apt: the kind node image is built from one; name a Debian mirror with --debian-mirror", suite)
+// debootstrapScripts is where debootstrap keeps a script per suite.
+const debootstrapScripts = "/usr/share/debootstrap/scripts"
+
+func scriptExists(name string) bool {
+	_, err := os.Stat(filepath.Join(debootstrapScripts, name))
+	return err == nil
 }
 
-// mirrorFromDeb822 returns the URI of the first stanza that has type deb,
-// suite and component main.
-func mirrorFromDeb822(text, suite string) string {
-	for _, stanza := range strings.Split(text, "\n\n") {
-		fields := map[string][]string{}
-		sc := bufio.NewScanner(strings.NewReader(stanza))
-		for sc.Scan() {
-			line := strings.TrimSpace(sc.Text())
-			if line == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			k, v, ok := strings.Cut(line, ":")
-			if ok {
-				fields[strings.ToLower(strings.TrimSpace(k))] = strings.Fields(v)
-			}
-		}
-		if slices.Contains(fields["types"], "deb") && slices.Contains(fields["suites"], suite) &&
-			slices.Contains(fields["components"], "main") && len(fields["uris"]) > 0 {
-			return fields["uris"][0]
-		}
-	}
-	return ""
+// fileExists is replaced in tests.
+var fileExists = func(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
-// mirrorFromList reads one-line entries: deb [options] URI suite components...
-func mirrorFromList(text, suite string) string {
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 4 || f[0] != "deb" {
-			continue
-		}
-		f = f[1:]
-		if strings.HasPrefix(f[0], "[") {
-			for len(f) > 0 && !strings.HasSuffix(f[0], "]") {
-				f = f[1:]
-			}
-			if len(f) == 0 {
-				continue
-			}
-			f = f[1:]
-		}
-		if len(f) >= 3 && f[1] == suite && slices.Contains(f[2:], "main") {
-			return f[0]
-		}
+// defaultKeyrings are the archive keyrings of each distribution, where
+// debian-archive-keyring and ubuntu-keyring install them.
+var defaultKeyrings = map[string]string{
+	Debian: "/usr/share/keyrings/debian-archive-keyring.gpg",
+	Ubuntu: "/usr/share/keyrings/ubuntu-archive-keyring.gpg",
+}
+
+// debootstrapArgs are debootstrap's arguments for src into dir. A
+// debootstrap older than the suite has no script for it (Debian 12's
+// 1.0.128 knows Ubuntu up to kinetic, not noble): every Ubuntu suite since
+// 7.10 bootstraps with the script "gutsy", every Debian one with "sid".
+// The release files are checked against the source's Signed-By keyring,
+// else the distribution's archive keyring when it is installed.
+func debootstrapArgs(src Source, dir string, haveScript func(string) bool) []string {
+	args := []string{"--variant=minbase", "--components=" + strings.Join(src.Components, ","),
+		"--include=" + strings.Join(nodePackages, ",")}
+	keyring := src.Keyring
+	if keyring == "" || !fileExists(keyring) {
+		keyring = defaultKeyrings[src.Distribution]
 	}
-	return ""
+	if fileExists(keyring) {
+		args = append(args, "--keyring="+keyring)
+	}
+	args = append(args, src.Suite, dir, src.Mirror)
+	if !haveScript(src.Suite) {
+		args = append(args, map[string]string{Debian: "sid", Ubuntu: "gutsy"}[src.Distribution])
+	}
+	return args
+}
+
+// source is where the root filesystem comes from: a Debian mirror named
+// on the command line, else the machine's own apt sources.
+func source(debianMirror string) (Source, error) {
+	if debianMirror != "" {
+		return DebianSource(debianMirror, "--debian-mirror"), nil
+	}
+	return chooseSource(readAptConfig("/"))
 }
 
 func clearDir(dir string) error {
