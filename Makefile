@@ -36,8 +36,9 @@ run: build
 
 ## test: unit tests, then the suites on a local cluster and on a kind cluster
 ## made for the occasion, the Raft majority spec on a local cluster with three
-## etcd members, then the fault matrix's CI subset
-test: lint unit e2e e2e-kind e2e-quorum faults-ci interrupt registry
+## etcd members, the local provider on cgroup v2 (two guests), then the fault
+## matrix's CI subset
+test: lint unit e2e e2e-kind e2e-quorum e2e-cgroup2 faults-ci interrupt registry
 
 ## test-kind: the suites on a kind cluster only
 test-kind: e2e-kind
@@ -81,7 +82,9 @@ e2e-quorum: build
 ## runs on this machine, then in each guest (one CPU: minutes each);
 ## `report diff` then lists any verdict that differs, timing aside. The
 ## guests' mounts, cgroup controllers and reports are in CGROUP2_DIR.
-CGROUP2_SPECS ?= spec:podflow-create || spec:kubelet-probes || spec:network-readiness || spec:kubelet-cgroups
+CGROUP2_SPECS ?= spec:podflow-create || spec:kubelet-probes || spec:network-readiness || spec:kubelet-cgroups || \
+                 spec:kubelet-sandbox || spec:kubelet-isolation || spec:kubelet-cri || spec:network-cni-calls || \
+                 spec:network-pod-ips || spec:controllers-cascade
 CGROUP2_DIR   ?= $(abspath $(REPORT_DIR))-cgroup2
 # A guest has one CPU: two spec processes keep it busy.
 CGROUP2_RUN_FLAGS ?= --parallel 2
