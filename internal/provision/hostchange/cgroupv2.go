@@ -266,55 +266,34 @@ type SubtreeControl struct {
 }
 
 type savedSubtree struct {
-	Before  []string `json:"before"`
-	Holders []string `json:"holders"`
+	Before []string `json:"before"`
+	holders
 }
 
 // Hold notes the enabled controllers if nobody holds them yet, enables
 // controllers, and adds holder.
 func (s SubtreeControl) Hold(holder string, controllers []string) error {
-	var enableErr error
-	err := updateHeld(s.File, "cgroup controllers", func(saved *savedSubtree) []string {
-		if len(saved.Holders) == 0 {
-			before, err := os.ReadFile(filepath.Join(s.Dir, "cgroup.subtree_control"))
-			if err != nil {
-				enableErr = fmt.Errorf("read %s/cgroup.subtree_control: %w", s.Dir, err)
-				return saved.Holders
-			}
-			saved.Before = strings.Fields(string(before))
+	return hold(s.File, "cgroup controllers", holder, func(saved *savedSubtree) error {
+		before, err := os.ReadFile(filepath.Join(s.Dir, "cgroup.subtree_control"))
+		if err != nil {
+			return fmt.Errorf("read %s/cgroup.subtree_control: %w", s.Dir, err)
 		}
-		if enableErr = writeSubtreeControl(s.Dir, "+", controllers); enableErr != nil {
-			return saved.Holders
-		}
-		if !slices.Contains(saved.Holders, holder) {
-			saved.Holders = append(saved.Holders, holder)
-		}
-		return saved.Holders
+		saved.Before = strings.Fields(string(before))
+		return nil
+	}, func(*savedSubtree) error {
+		return writeSubtreeControl(s.Dir, "+", controllers)
 	})
-	if err != nil {
-		return err
-	}
-	return enableErr
 }
 
 // Release removes holder; if it was the last, the controllers enabled
 // since the first holder came are disabled again. One still in use below
 // (someone else's cgroup enabled it further down) stays, and is named.
 func (s SubtreeControl) Release(holder string) error {
-	var before []string
-	var last bool
-	if err := updateHeld(s.File, "cgroup controllers", func(saved *savedSubtree) []string {
-		had := len(saved.Holders) > 0
-		saved.Holders = slices.DeleteFunc(saved.Holders, func(h string) bool { return h == holder })
-		last, before = had && len(saved.Holders) == 0, saved.Before
-		return saved.Holders
-	}); err != nil {
+	saved, last, err := release[savedSubtree](s.File, "cgroup controllers", holder)
+	if err != nil || !last {
 		return err
 	}
-	if !last {
-		return nil
-	}
-	return writeSubtreeControl(s.Dir, "-", s.added(before))
+	return writeSubtreeControl(s.Dir, "-", s.added(saved.Before))
 }
 
 // added lists the controllers enabled in Dir now that are not in before.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 )
 
 // Module is a kernel module a cluster needs, and the file that shows it
@@ -31,53 +30,37 @@ type Modules struct {
 }
 
 type savedModules struct {
-	Loaded  []string `json:"loaded"`
-	Holders []string `json:"holders"`
+	Loaded []string `json:"loaded"`
+	holders
 }
 
 // Hold loads the modules that are not there and adds holder.
 func (m Modules) Hold(holder string) error {
-	var loadErr error
-	err := updateHeld(m.File, "kernel modules", func(saved *savedModules) []string {
+	return hold(m.File, "kernel modules", holder, nil, func(saved *savedModules) error {
 		for _, mod := range m.Modules {
 			if _, err := os.Stat(mod.Present); err == nil {
 				continue
 			}
-			if loadErr = modprobe(mod.Name); loadErr != nil {
-				return saved.Holders
+			if err := modprobe(mod.Name); err != nil {
+				return err
 			}
 			if _, err := os.Stat(mod.Present); err != nil {
-				loadErr = fmt.Errorf("kernel module %s loaded, but %s is still missing", mod.Name, mod.Present)
-				return saved.Holders
+				return fmt.Errorf("kernel module %s loaded, but %s is still missing", mod.Name, mod.Present)
 			}
 			saved.Loaded = append(saved.Loaded, mod.Name)
 		}
-		if !slices.Contains(saved.Holders, holder) {
-			saved.Holders = append(saved.Holders, holder)
-		}
-		return saved.Holders
+		return nil
 	})
-	if err != nil {
-		return err
-	}
-	return loadErr
 }
 
 // Release removes holder; the last one unloads what the holders loaded.
 // A module something else uses now stays, and the error says so.
 func (m Modules) Release(holder string) error {
-	var unload []string
-	if err := updateHeld(m.File, "kernel modules", func(saved *savedModules) []string {
-		had := len(saved.Holders) > 0
-		saved.Holders = slices.DeleteFunc(saved.Holders, func(h string) bool { return h == holder })
-		if had && len(saved.Holders) == 0 {
-			unload = saved.Loaded
-		}
-		return saved.Holders
-	}); err != nil {
+	saved, last, err := release[savedModules](m.File, "kernel modules", holder)
+	if err != nil || !last {
 		return err
 	}
-	for _, name := range unload {
+	for _, name := range saved.Loaded {
 		if out, err := exec.Command("modprobe", "-r", name).CombinedOutput(); err != nil {
 			return fmt.Errorf("unload kernel module %s, loaded for the clusters: %w: %s", name, err, bytes.TrimSpace(out))
 		}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 )
 
@@ -20,8 +19,8 @@ var KubeletSysctls = []string{
 // savedSysctls is the file that holds the machine's own values while any
 // holder (a cluster that runs kubelets) exists.
 type savedSysctls struct {
-	Values  map[string]string `json:"values"`
-	Holders []string          `json:"holders"`
+	Values map[string]string `json:"values"`
+	holders
 }
 
 // Sysctls saves and restores global kernel settings around the lifetime of
@@ -36,34 +35,25 @@ type Sysctls struct {
 
 // Hold records the current values if nobody holds them yet, and adds holder.
 func (s Sysctls) Hold(holder string) error {
-	return s.update(func(saved *savedSysctls) {
-		if len(saved.Holders) == 0 {
-			saved.Values = map[string]string{}
-			for _, k := range s.Keys {
-				if data, err := os.ReadFile(filepath.Join("/proc/sys", k)); err == nil {
-					saved.Values[k] = strings.TrimSpace(string(data))
-				}
+	return hold(s.File, "sysctls", holder, func(saved *savedSysctls) error {
+		saved.Values = map[string]string{}
+		for _, k := range s.Keys {
+			if data, err := os.ReadFile(filepath.Join("/proc/sys", k)); err == nil {
+				saved.Values[k] = strings.TrimSpace(string(data))
 			}
 		}
-		if !slices.Contains(saved.Holders, holder) {
-			saved.Holders = append(saved.Holders, holder)
-		}
-	})
+		return nil
+	}, nil)
 }
 
 // Release removes holder; if it was the last, the saved values are written
 // back and the file removed.
 func (s Sysctls) Release(holder string) error {
-	var restore map[string]string
-	if err := s.update(func(saved *savedSysctls) {
-		saved.Holders = slices.DeleteFunc(saved.Holders, func(h string) bool { return h == holder })
-		if len(saved.Holders) == 0 {
-			restore = saved.Values
-		}
-	}); err != nil {
+	saved, last, err := release[savedSysctls](s.File, "sysctls", holder)
+	if err != nil || !last {
 		return err
 	}
-	for k, v := range restore {
+	for k, v := range saved.Values {
 		path := filepath.Join("/proc/sys", k)
 		if now, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(now)) == v {
 			continue
@@ -73,12 +63,4 @@ func (s Sysctls) Release(holder string) error {
 		}
 	}
 	return nil
-}
-
-// update changes the saved values and holders (see updateHeld).
-func (s Sysctls) update(change func(*savedSysctls)) error {
-	return updateHeld(s.File, "sysctls", func(saved *savedSysctls) []string {
-		change(saved)
-		return saved.Holders
-	})
 }
