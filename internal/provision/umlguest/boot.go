@@ -113,14 +113,14 @@ func Boot(ctx context.Context, spec Spec, o Options) (int, error) {
 	case waitErr = <-exited:
 	case <-ctx.Done():
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
+		waitErr = <-exited // killed: the context's error says why
 	}
 	// Whatever of the kernel's processes outlived it.
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	if ctx.Err() != nil {
 		err := ctx.Err()
 		if errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("the guest did not power off within %s", o.Timeout)
+			err = fmt.Errorf("the guest did not power off within %s (%v)", o.Timeout, waitErr)
 		}
 		done(err)
 		return 0, err
