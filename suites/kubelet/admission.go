@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/framework/podsecurity"
 	"github.com/kubeproof/kubeproof/framework/podstate"
 	"github.com/kubeproof/kubeproof/framework/testapp"
 )
@@ -40,8 +41,8 @@ var _ = ginkgo.Describe("Kubelet admission and isolation", func() {
 			want.Add(alloc)
 			big := container("app", 8080)
 			big.Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: want}}
-			createPod(ctx, f, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "too-big"}, Spec: corev1.PodSpec{
-				NodeName: node.Name, RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{big}}})
+			createPod(ctx, f, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "too-big"}, Spec: podsecurity.Restricted(corev1.PodSpec{
+				NodeName: node.Name, RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{big}})})
 			decided := framework.AwaitPod(ctx, pods, "too-big", "the kubelet to run or refuse the Pod", framework.Timeout.PodStart, func(p *corev1.Pod) bool {
 				return p.Status.Phase == corev1.PodFailed || podstate.AllRunning(p.Status.ContainerStatuses, 1)
 			})
@@ -76,15 +77,23 @@ var _ = ginkgo.Describe("Kubelet admission and isolation", func() {
 
 	ginkgo.It("a Pod's containers share the sandbox's net, ipc and uts namespaces; seccomp as the Pod asks",
 		framework.Checks(specIsolation, "004-RUNC-NAMESPACES", "004-SECCOMP"),
+		// The seccomp claim is about a Pod that asks for no seccomp
+		// profile ("pair"): the baseline standard admits it, restricted
+		// does not.
+		framework.NeedsPodSecurity(podsecurity.LevelBaseline),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			pods := f.RecordPods(ctx)
 			runtimeDefault := container("app", 8080)
 			runtimeDefault.SecurityContext = &corev1.SecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
+			// Restricted in all but the seccomp profile, which it leaves
+			// to the runtime's default: what the claim is about.
+			pair := podsecurity.Restricted(corev1.PodSpec{Containers: []corev1.Container{container("web", 8080), container("side", 8081)}})
+			pair.SecurityContext.SeccompProfile = nil
 			for _, p := range []*corev1.Pod{
-				{ObjectMeta: metav1.ObjectMeta{Name: "pair"}, Spec: corev1.PodSpec{Containers: []corev1.Container{container("web", 8080), container("side", 8081)}}},
-				{ObjectMeta: metav1.ObjectMeta{Name: "other"}, Spec: corev1.PodSpec{Containers: []corev1.Container{container("app", 8080)}}},
-				{ObjectMeta: metav1.ObjectMeta{Name: "filtered"}, Spec: corev1.PodSpec{Containers: []corev1.Container{runtimeDefault}}},
+				{ObjectMeta: metav1.ObjectMeta{Name: "pair"}, Spec: pair},
+				{ObjectMeta: metav1.ObjectMeta{Name: "other"}, Spec: podsecurity.Restricted(corev1.PodSpec{Containers: []corev1.Container{container("app", 8080)}})},
+				{ObjectMeta: metav1.ObjectMeta{Name: "filtered"}, Spec: podsecurity.Restricted(corev1.PodSpec{Containers: []corev1.Container{runtimeDefault}})},
 			} {
 				createPod(ctx, f, p)
 			}
