@@ -15,7 +15,7 @@ import (
 // kubeproof asks of a hardened cluster: docs/your-cluster.md lists them.
 var needsMoreThanRestricted = map[string]podsecurity.Level{
 	// A Pod that asks for no seccomp profile, to see the default (004-SECCOMP).
-	"kubelet-isolation": podsecurity.LevelBaseline,
+	"kubelet-seccomp": podsecurity.LevelBaseline,
 }
 
 func TestPodSecurityNeeds(t *testing.T) {

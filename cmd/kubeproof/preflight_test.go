@@ -8,7 +8,7 @@ func TestSpecSelection(t *testing.T) {
 	spec := struct {
 		text   string
 		labels []string
-	}{"Kubelet admission and isolation a Pod's containers share the sandbox's net", []string{"spec:kubelet-isolation", "claim:004-SECCOMP", "podsecurity:baseline"}}
+	}{"Kubelet admission and isolation seccomp as the Pod asks", []string{"spec:kubelet-seccomp", "claim:004-SECCOMP", "podsecurity:baseline"}}
 	for _, c := range []struct {
 		filter      string
 		focus, skip []string
@@ -19,9 +19,9 @@ func TestSpecSelection(t *testing.T) {
 		{"podsecurity:baseline", nil, nil, true},
 		{"!podsecurity:baseline", nil, nil, false},
 		{"claim:000-X", nil, nil, false},
-		{"", []string{"sandbox"}, nil, true},
+		{"", []string{"as the Pod"}, nil, true},
 		{"", []string{"etcd"}, nil, false},
-		{"", nil, []string{"isolation"}, false},
+		{"", nil, []string{"seccomp as"}, false},
 		{"claim:004-SECCOMP", []string{"Kubelet"}, []string{"etcd"}, true},
 	} {
 		sel, err := newSpecSelection(c.filter, c.focus, c.skip)
