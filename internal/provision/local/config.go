@@ -205,7 +205,7 @@ func checkAdmissionConfig(data []byte) error {
 			return fmt.Errorf("a plugin without a name")
 		}
 		if p.Path != "" {
-			return fmt.Errorf("plugin %s: its configuration is in another file (path: %s); put it inline under configuration:", p.Name, p.Path)
+			return fmt.Errorf("plugin %s: its configuration is in another file (path: %s): put it inline, under \"configuration\"", p.Name, p.Path)
 		}
 		if len(p.Configuration) == 0 {
 			return fmt.Errorf("plugin %s has no configuration", p.Name)
