@@ -25,6 +25,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework/namespace"
 	"github.com/kubeproof/kubeproof/framework/observe"
 	"github.com/kubeproof/kubeproof/framework/ownership"
+	"github.com/kubeproof/kubeproof/framework/podsecurity"
 	"github.com/kubeproof/kubeproof/framework/podstate"
 )
 
@@ -268,12 +269,12 @@ func (c *canaryRun) walk(ctx context.Context) {
 		return ok && sa.Name == "default", ""
 	})
 	labels := map[string]string{"app": name}
-	spec := corev1.PodSpec{
+	spec := podsecurity.Restricted(corev1.PodSpec{
 		TerminationGracePeriodSeconds: new(int64),
 		Containers: []corev1.Container{{Name: "app", Image: images.TestApp.PodRef(), Args: []string{"serve", "--listen=:8080"},
 			ReadinessProbe: &corev1.Probe{PeriodSeconds: 1, ProbeHandler: corev1.ProbeHandler{
 				HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(8080)}}}}},
-	}
+	})
 	one := int32(1)
 	deployLabels := map[string]string{"app": name + "-deployment"}
 	if c.may(ReplicaSets) {
@@ -303,6 +304,7 @@ func (c *canaryRun) walk(ctx context.Context) {
 		for _, img := range images.Workloads {
 			placed.Containers = append(placed.Containers, corev1.Container{Name: img.Program, Image: img.PodRef(), Args: img.Args})
 		}
+		podsecurity.Restrict(&placed)
 		_, err = c.client.CoreV1().Pods(c.ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: imagePod}, Spec: placed}, metav1.CreateOptions{})
 		ExpectNoError(err, "create the canary's placed Pod")
 	}

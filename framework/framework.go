@@ -12,6 +12,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -39,6 +40,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework/namespace"
 	"github.com/kubeproof/kubeproof/framework/observe"
 	"github.com/kubeproof/kubeproof/framework/ownership"
+	"github.com/kubeproof/kubeproof/framework/podsecurity"
 )
 
 // TestContext holds the flags that say which cluster the suites check.
@@ -205,12 +207,21 @@ func (f *Framework) setUp(ctx context.Context) {
 	f.Kubectl = kubectl.Runner{Path: info.Kubectl, Kubeconfig: info.Kubeconfig, Context: info.Context}
 
 	begin := time.Now()
-	ns, err := f.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
+	// The namespace carries a Pod Security label only when the spec
+	// declared that its Pods need more than restricted (NeedsPodSecurity).
+	level := currentPodSecurity()
+	want := &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: "kp-" + f.BaseName + "-",
 			Labels:       map[string]string{"kubeproof.io/spec": f.BaseName, ownership.Label: runID()},
 		},
-	}, metav1.CreateOptions{})
+	}
+	maps.Copy(want.Labels, podsecurity.NamespaceLabels(level))
+	ns, err := f.Client.CoreV1().Namespaces().Create(ctx, want, metav1.CreateOptions{})
+	if refused := PodSecurityLabelRefused(ctx, f.Client, want, err); refused != "" {
+		ginkgo.Skip(podSecurityRefused(level, fmt.Sprintf("the API server refused a namespace labelled %s=%s and accepts it without the label: %s",
+			podsecurity.EnforceLabel, level, refused)))
+	}
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "create the spec's namespace")
 	f.Namespace = ns.Name
 	ginkgo.DeferCleanup(f.deleteNamespace, ns.Name)
@@ -228,6 +239,9 @@ func (f *Framework) setUp(ctx context.Context) {
 			Unmet(factInfo[ServiceAccounts].component, factInfo[ServiceAccounts].what, err.Error())
 		}
 		ExpectNoError(usePullSecret(ctx, f.Client, ns.Name), "give namespace %s the registry's credentials", ns.Name)
+		// Only once the ServiceAccount exists: Pods wait for it in
+		// admission before PodSecurity looks at them.
+		f.holdPodSecurity(ctx, ns, level)
 	}
 	ginkgo.AddReportEntry(OverheadSetup, Millis(time.Since(begin)), ginkgo.ReportEntryVisibilityNever)
 }
@@ -328,8 +342,16 @@ func kubeconfigInfo(path, kubeContext string) (*cluster.Info, error) {
 
 // ExpectNoError fails the spec when err is not nil, explaining what was
 // being done.
+//
+// A refusal by PodSecurity admission is told apart: the spec stops as not
+// checkable when the cluster enforced a stricter level than the spec needs,
+// and fails as a harness bug when kubeproof's request broke the level the
+// spec declared (see onPodSecurityRefusal).
 func ExpectNoError(err error, what string, args ...any) {
 	ginkgo.GinkgoHelper()
+	if err != nil {
+		onPodSecurityRefusal(err, describe(append([]any{what}, args...)))
+	}
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), append([]any{what}, args...)...)
 }
 
@@ -377,4 +399,16 @@ func (f *Framework) ClientIdentity(ctx context.Context, user string, groups ...s
 			fmt.Sprintf("it answered %q, %v", who.Username, err))
 	}
 	return cfg
+}
+
+// describe renders a description given as gomega takes one: a format and
+// its arguments.
+func describe(desc []any) string {
+	if len(desc) == 0 {
+		return ""
+	}
+	if format, ok := desc[0].(string); ok && len(desc) > 1 {
+		return fmt.Sprintf(format, desc[1:]...)
+	}
+	return fmt.Sprint(desc...)
 }

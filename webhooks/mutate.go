@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubeproof/kubeproof/framework/podsecurity"
 )
 
 // Names of what the mutating handlers add.
@@ -46,8 +48,12 @@ func patched(ops []patchOp) *admissionv1.AdmissionResponse {
 	return resp
 }
 
+// container is a container the webhooks add to a Pod. It passes the
+// restricted Pod Security Standard by itself, whatever the Pod sets: on a
+// hardened cluster PodSecurity admission judges the Pod after mutation,
+// and an injector must not make a Pod that passed fail.
 func container(name string, args ...string) corev1.Container {
-	return corev1.Container{Name: name, Image: Image, Args: args, Resources: smallResources()}
+	return corev1.Container{Name: name, Image: Image, Args: args, Resources: smallResources(), SecurityContext: podsecurity.ContainerContext()}
 }
 
 // smallResources limits memory only: a CPU limit would throttle runc too,

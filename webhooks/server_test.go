@@ -13,6 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubeproof/kubeproof/framework/podsecurity"
+	"github.com/kubeproof/kubeproof/framework/podsecurity/podsecuritytest"
 )
 
 func review(t *testing.T, srv *httptest.Server, path string, pod corev1.Pod) (*admissionv1.AdmissionResponse, corev1.Pod) {
@@ -125,5 +128,24 @@ func TestHandlers(t *testing.T) {
 	resp2.Body.Close()
 	if len(none) != 0 {
 		t.Errorf("namespace filter returned %d calls", len(none))
+	}
+}
+
+// On a hardened cluster PodSecurity admission judges a Pod after mutation:
+// a Pod that passes restricted still does once the webhooks changed it.
+func TestMutationsKeepRestrictedPodsRestricted(t *testing.T) {
+	s := NewServer()
+	s.sleep = func(time.Duration) {}
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	restricted := plainPod()
+	podsecurity.Restrict(&restricted.Spec)
+	empty := restricted
+	empty.Spec.Containers = nil
+	for path, pod := range map[string]corev1.Pod{
+		"/mutate/sidecar": restricted, "/mutate/defaults": restricted, "/mutate/fill-containers": empty,
+	} {
+		_, got := review(t, srv, path, pod)
+		podsecuritytest.Passes(t, "a restricted Pod after "+path, podsecurity.LevelRestricted, got.ObjectMeta, got.Spec)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -21,6 +22,10 @@ func exitFor(args ...string) exitcode.Code {
 // Bad input gets a distinct exit code before anything is touched.
 func TestBadInputExitCodes(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing-kubeconfig")
+	notAdmission := filepath.Join(t.TempDir(), "authn.yaml")
+	if err := os.WriteFile(notAdmission, []byte("apiVersion: apiserver.config.k8s.io/v1\nkind: AuthenticationConfiguration\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args []string
 		want exitcode.Code
@@ -34,6 +39,10 @@ func TestBadInputExitCodes(t *testing.T) {
 		{[]string{"up", "--without", "etcd"}, exitcode.Usage},
 		{[]string{"up", "--provider", "local", "--debian-mirror", "http://127.0.0.1/debian"}, exitcode.Usage},
 		{[]string{"run", "--label-filter", "&&"}, exitcode.Usage},
+		{[]string{"run", "--focus", "("}, exitcode.Usage},
+		{[]string{"up", "--admission-control-config-file", missing}, exitcode.Usage},
+		{[]string{"up", "--admission-control-config-file", notAdmission}, exitcode.Usage},
+		{[]string{"up", "--provider", "kind", "--admission-control-config-file", notAdmission}, exitcode.Usage},
 		{[]string{"run", "--provider", "kubeconfig", "--kubeconfig", missing, "--without", "kube-proxy"}, exitcode.Usage},
 		{[]string{"run", "--provider", "kubeconfig", "--kubeconfig", missing, "--report-dir", t.TempDir()}, exitcode.Kubeconfig},
 		{[]string{"status", "--provider", "kubeconfig", "--kubeconfig", missing}, exitcode.Kubeconfig},

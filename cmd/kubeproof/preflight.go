@@ -3,10 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"slices"
+	"strings"
 
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/access"
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/identity"
+	"github.com/kubeproof/kubeproof/framework/podsecurity"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
 )
@@ -47,4 +54,103 @@ func reasonOf(r access.Result) string {
 		return ""
 	}
 	return " (" + r.Reason + ")"
+}
+
+// podSecurityPreflight says, before any spec runs, which of the selected
+// specs need a Pod Security level the cluster's admission refuses: it asks
+// the cluster (a namespace with the level's label, a dry-run Pod of the
+// level in it) once per level, restricted included, since every spec's
+// Pods need at least that. Each spec that will be not checkable gets one
+// line; the specs find out again themselves, from the same answers.
+func podSecurityPreflight(ctx context.Context, info *cluster.Info, sel specSelection, pr *progress.Printer) error {
+	_, client, err := cluster.NewClient(info.Kubeconfig, info.Context)
+	if err != nil {
+		return err
+	}
+	bySpec := map[podsecurity.Level][]framework.PodSecurityNeed{}
+	for _, n := range framework.PodSecurityNeeds() {
+		if sel.matches(n.Spec.Name, n.Labels) {
+			bySpec[n.Level] = append(bySpec[n.Level], n)
+		}
+	}
+	if len(bySpec) == 0 {
+		return nil
+	}
+	var admitted []string
+	for _, level := range podsecurity.Levels {
+		if level != podsecurity.LevelRestricted && len(bySpec[level]) == 0 {
+			continue
+		}
+		v := framework.ObservePodSecurity(ctx, client, level, "preflight")
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		switch {
+		case v.Unknown != "":
+			pr.Infof("PodSecurity: could not tell whether the cluster admits Pods of level %s (%s): the specs will find out", level, v.Unknown)
+		case v.Refused != "" && level == podsecurity.LevelRestricted:
+			pr.Infof("%s: every spec that runs a Pod will stop on it (kubeproof's Pods pass restricted: is a stricter policy in place?)", v.Refused)
+		case v.Refused != "":
+			for _, n := range bySpec[level] {
+				pr.Infof("spec %s needs Pod Security level %s, which this cluster refuses; its claims %s will be not checkable: %s",
+					n.Spec.ID, level, strings.Join(n.Spec.Claims, ", "), v.Refused)
+			}
+		case level == podsecurity.LevelRestricted:
+			admitted = append(admitted, "restricted (every spec)")
+		default:
+			ids := make([]string, len(bySpec[level]))
+			for i, n := range bySpec[level] {
+				ids[i] = n.Spec.ID
+			}
+			admitted = append(admitted, fmt.Sprintf("%s (%s)", level, strings.Join(ids, ", ")))
+		}
+	}
+	if len(admitted) > 0 {
+		pr.Infof("PodSecurity: the cluster admits the Pod Security levels the specs need: %s", strings.Join(admitted, "; "))
+	}
+	return nil
+}
+
+// specSelection is a run's selection of specs: its label filter (empty:
+// all), and its --focus and --skip expressions on the specs' text.
+type specSelection struct {
+	labels      types.LabelFilter
+	focus, skip []*regexp.Regexp
+}
+
+// newSpecSelection compiles a run's filters (the run has checked them).
+func newSpecSelection(filter string, focus, skip []string) (specSelection, error) {
+	var s specSelection
+	if filter != "" {
+		lf, err := types.ParseLabelFilter(filter)
+		if err != nil {
+			return s, exitcode.Errorf(exitcode.Usage, "label filter %q: %v", filter, err)
+		}
+		s.labels = lf
+	}
+	for _, list := range []struct {
+		in  []string
+		out *[]*regexp.Regexp
+	}{{focus, &s.focus}, {skip, &s.skip}} {
+		for _, e := range list.in {
+			re, err := regexp.Compile(e)
+			if err != nil {
+				return s, exitcode.Errorf(exitcode.Usage, "%q: %v", e, err)
+			}
+			*list.out = append(*list.out, re)
+		}
+	}
+	return s, nil
+}
+
+// matches says whether the selection runs the spec with this text and
+// these labels, as Ginkgo decides it.
+func (s specSelection) matches(text string, labels []string) bool {
+	if s.labels != nil && !s.labels(labels) {
+		return false
+	}
+	if len(s.focus) > 0 && !slices.ContainsFunc(s.focus, func(re *regexp.Regexp) bool { return re.MatchString(text) }) {
+		return false
+	}
+	return !slices.ContainsFunc(s.skip, func(re *regexp.Regexp) bool { return re.MatchString(text) })
 }

@@ -32,9 +32,12 @@ type options struct {
 	serviceCIDR       string
 	apiServerPort     int
 	etcdMembers       int
-	workers           int
-	nodeImage         string
-	debianMirror      string
+	// admissionConfig is a file for kube-apiserver's
+	// --admission-control-config-file (local provider).
+	admissionConfig string
+	workers         int
+	nodeImage       string
+	debianMirror    string
 	// ephemeral: the command removes the cluster it makes when done.
 	ephemeral bool
 	// The registry the nodes pull kubeproof's images from, and whether
@@ -110,6 +113,7 @@ func addClusterFlags(cmd *cobra.Command, o *options) {
 	f.StringVar(&o.serviceCIDR, "service-cidr", "10.96.0.0/16", "Service ClusterIP range")
 	f.IntVar(&o.apiServerPort, "apiserver-port", 6443, "kube-apiserver port (on the cluster's own host-side address; local provider)")
 	f.IntVar(&o.etcdMembers, "etcd-members", 1, "etcd members, each a process of its own: 1 or 3 (local provider)")
+	f.StringVar(&o.admissionConfig, "admission-control-config-file", "", "kube-apiserver's admission configuration (an AdmissionConfiguration), e.g. PodSecurity enforcing restricted by default: fixtures/admission/podsecurity-restricted.yaml (local provider)")
 	f.IntVar(&o.workers, "workers", kind.DefaultWorkers, "worker nodes besides the control plane (kind provider)")
 	f.StringVar(&o.nodeImage, "node-image", "", "kind node image to use instead of kubeproof's own, pulled if Docker lacks it; kubeproof's images and CNI plugins are put into its nodes (kind provider)")
 	f.StringVar(&o.debianMirror, "debian-mirror", os.Getenv("KUBEPROOF_DEBIAN_MIRROR"), debianMirrorHelp)
@@ -156,7 +160,7 @@ func reapAbandoned(ctx context.Context, p cluster.Provider, pr *progress.Printer
 // providerFlags are the flags only some providers read (see
 // cluster.Registration.Flags); shapeFlags shape a cluster kubeproof makes.
 var (
-	providerFlags = []string{"apiserver-port", "etcd-members", "workers", "node-image", "debian-mirror", "kubeconfig", "context", "disposable"}
+	providerFlags = []string{"apiserver-port", "etcd-members", "admission-control-config-file", "workers", "node-image", "debian-mirror", "kubeconfig", "context", "disposable"}
 	shapeFlags    = []string{"component-arg", "without", "pod-cidr", "service-cidr", "kubernetes-version", "etcd-version", "name", "load-images"}
 )
 
@@ -186,6 +190,13 @@ func makeProvider(cmd *cobra.Command, o *options, pr *progress.Printer) (cluster
 	}
 	opts := o.providerOptions(o.shape(compArgs), pr)
 	opts.Kubeconfig, opts.Context, opts.Disposable = o.kubeconfig, o.context, o.disposable
+	if o.admissionConfig != "" {
+		// The provider keeps its own copy: the cluster does not depend
+		// on the file staying where it is.
+		if opts.AdmissionConfig, err = os.ReadFile(o.admissionConfig); err != nil {
+			return nil, exitcode.Errorf(exitcode.Usage, "--admission-control-config-file: %v", err)
+		}
+	}
 	return cluster.New(o.provider, opts)
 }
 

@@ -121,6 +121,12 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 			return exitcode.Errorf(exitcode.Usage, "--image-pull-secret: %v", err)
 		}
 	}
+	var sel specSelection
+	if filter != noSpecs {
+		if sel, err = newSpecSelection(filter, r.focus, r.skip); err != nil {
+			return err
+		}
+	}
 	// An empty selection is a usage error, found before anything is up.
 	if stop, err := checkSelection(ctx, cmd.OutOrStdout(), filter, r.focus, r.skip, r.dryRun); stop || err != nil {
 		return err
@@ -157,6 +163,11 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 	info.PullsFrom(o.imageRegistry, false)
 	if err := preflight(ctx, info, pr); err != nil {
 		return err
+	}
+	if filter != noSpecs {
+		if err := podSecurityPreflight(ctx, info, sel, pr); err != nil {
+			return err
+		}
 	}
 	rep, code, err := suiteRun{cat: cat, selected: selected, filter: filter, opts: r, removesCluster: removes}.on(ctx, info, reportDir)
 	if err != nil {

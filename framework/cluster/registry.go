@@ -29,6 +29,9 @@ type Options struct {
 	APIServerPort int
 	// EtcdMembers is how many members etcd has (--etcd-members).
 	EtcdMembers int
+	// AdmissionConfig is the API server's admission configuration, an
+	// AdmissionConfiguration (--admission-control-config-file).
+	AdmissionConfig []byte
 	// Workers are the nodes besides the control plane (--workers).
 	Workers int
 	// NodeImage is a node image to use instead of kubeproof's own

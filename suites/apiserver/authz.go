@@ -23,6 +23,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/framework/metrics"
 	"github.com/kubeproof/kubeproof/framework/ownership"
+	"github.com/kubeproof/kubeproof/framework/podsecurity"
 )
 
 const rbacFixture = "rbac-deployment-manager.yaml"
@@ -283,13 +284,13 @@ func seedRoleBinding() *rbacv1.RoleBinding {
 func podUsingSecret(name, secret, node string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: corev1.PodSpec{
+		Spec: podsecurity.Restricted(corev1.PodSpec{
 			NodeName: node,
 			Containers: []corev1.Container{{
 				Name: "app", Image: images.TestApp.PodRef(),
 				EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: secret}}}},
 			}},
-		},
+		}),
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/metrics"
+	"github.com/kubeproof/kubeproof/framework/podsecurity"
 )
 
 var _ = ginkgo.Describe("API server reads", func() {
@@ -31,7 +32,7 @@ var _ = ginkgo.Describe("API server reads", func() {
 			}
 			templates := f.Client.CoreV1().PodTemplates(f.Namespace)
 			created, err := templates.Create(ctx, &corev1.PodTemplate{ObjectMeta: metav1.ObjectMeta{Name: "read-me"},
-				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "unused"}}}}},
+				Template: corev1.PodTemplateSpec{Spec: podsecurity.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "unused"}}})}},
 				metav1.CreateOptions{})
 			framework.ExpectNoError(err, "create a PodTemplate")
 			written := created.ResourceVersion
@@ -98,7 +99,7 @@ var _ = ginkgo.Describe("API server reads", func() {
 			create := func() error {
 				n++
 				_, err := f.Client.CoreV1().PodTemplates(f.Namespace).Create(ctx, &corev1.PodTemplate{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("written-%d", n)},
-					Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "unused"}}}}},
+					Template: corev1.PodTemplateSpec{Spec: podsecurity.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "unused"}}})}},
 					metav1.CreateOptions{})
 				return err
 			}

@@ -2,11 +2,13 @@ package apiserver
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
@@ -14,17 +16,32 @@ import (
 	"github.com/kubeproof/kubeproof/framework/access"
 	"github.com/kubeproof/kubeproof/framework/identity"
 	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/framework/podsecurity"
 )
 
 // invalid Pods, as JSON bodies.
 var (
 	podWithoutContainers = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"no-containers"},"spec":{}}`
 	podWithWrongType     = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"wrong-type"},"spec":{"containers":"web"}}`
-	podValid             = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"valid"},"spec":{"containers":[{"name":"web","image":"` + images.TestApp.Ref + `"}]}}`
-	podWithUnknownField  = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"unknown-field"},"spec":{"containers":[{"name":"web","image":"` + images.TestApp.Ref + `"}],"kubeproofUnknownField":true}}`
+	podValid             = validPodJSON("valid", "")
+	podWithUnknownField  = validPodJSON("unknown-field", `"kubeproofUnknownField":true`)
 	// (Dry runs and refused objects: the image is never pulled, its loaded
 	// name serves on every cluster.)
 )
+
+// validPodJSON is a valid Pod of our image, as JSON, that passes the
+// restricted Pod Security Standard (so that what answers on a hardened
+// cluster is still validation); extraSpec is added to its spec as is.
+func validPodJSON(name, extraSpec string) string {
+	spec, err := json.Marshal(podsecurity.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: images.TestApp.Ref}}}))
+	if err != nil {
+		panic(err)
+	}
+	if extraSpec != "" {
+		spec = append(append(spec[:len(spec)-1:len(spec)-1], ","+extraSpec...), '}')
+	}
+	return fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":%q},"spec":%s}`, name, spec)
+}
 
 var _ = ginkgo.Describe("API server validation", func() {
 	f := framework.New("validation")

@@ -18,6 +18,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/framework/podsecurity"
 )
 
 // The specs of this file: the machinery under the controllers (seed 004).
@@ -96,8 +97,8 @@ var _ = ginkgo.Describe("Controller machinery", func() {
 			_, err = f.Client.AppsV1().ReplicaSets(f.Namespace).Create(ctx, &appsv1.ReplicaSet{
 				ObjectMeta: metav1.ObjectMeta{Name: "refused"},
 				Spec: appsv1.ReplicaSetSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: labels},
-					Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
-						Containers: []corev1.Container{{Name: "app", Image: images.TestApp.PodRef()}}}}},
+					Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podsecurity.Restricted(corev1.PodSpec{
+						Containers: []corev1.Container{{Name: "app", Image: images.TestApp.PodRef()}}})}},
 			}, metav1.CreateOptions{})
 			framework.ExpectNoError(err, "create the ReplicaSet")
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/framework/podsecurity"
 	"github.com/kubeproof/kubeproof/framework/podstate"
 	"github.com/kubeproof/kubeproof/framework/testapp"
 )
@@ -22,6 +23,7 @@ import (
 const (
 	specAdmission = "kubelet-admission"
 	specIsolation = "kubelet-isolation"
+	specSeccomp   = "kubelet-seccomp"
 )
 
 var _ = ginkgo.Describe("Kubelet admission and isolation", func() {
@@ -40,8 +42,8 @@ var _ = ginkgo.Describe("Kubelet admission and isolation", func() {
 			want.Add(alloc)
 			big := container("app", 8080)
 			big.Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: want}}
-			createPod(ctx, f, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "too-big"}, Spec: corev1.PodSpec{
-				NodeName: node.Name, RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{big}}})
+			createPod(ctx, f, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "too-big"}, Spec: podsecurity.Restricted(corev1.PodSpec{
+				NodeName: node.Name, RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{big}})})
 			decided := framework.AwaitPod(ctx, pods, "too-big", "the kubelet to run or refuse the Pod", framework.Timeout.PodStart, func(p *corev1.Pod) bool {
 				return p.Status.Phase == corev1.PodFailed || podstate.AllRunning(p.Status.ContainerStatuses, 1)
 			})
@@ -74,21 +76,18 @@ var _ = ginkgo.Describe("Kubelet admission and isolation", func() {
 			podSecurity.Record(ev)
 		})
 
-	ginkgo.It("a Pod's containers share the sandbox's net, ipc and uts namespaces; seccomp as the Pod asks",
-		framework.Checks(specIsolation, "004-RUNC-NAMESPACES", "004-SECCOMP"),
+	ginkgo.It("a Pod's containers share the sandbox's net, ipc and uts namespaces",
+		framework.Checks(specIsolation, "004-RUNC-NAMESPACES"),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			pods := f.RecordPods(ctx)
-			runtimeDefault := container("app", 8080)
-			runtimeDefault.SecurityContext = &corev1.SecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
 			for _, p := range []*corev1.Pod{
-				{ObjectMeta: metav1.ObjectMeta{Name: "pair"}, Spec: corev1.PodSpec{Containers: []corev1.Container{container("web", 8080), container("side", 8081)}}},
-				{ObjectMeta: metav1.ObjectMeta{Name: "other"}, Spec: corev1.PodSpec{Containers: []corev1.Container{container("app", 8080)}}},
-				{ObjectMeta: metav1.ObjectMeta{Name: "filtered"}, Spec: corev1.PodSpec{Containers: []corev1.Container{runtimeDefault}}},
+				{ObjectMeta: metav1.ObjectMeta{Name: "pair"}, Spec: podsecurity.Restricted(corev1.PodSpec{Containers: []corev1.Container{container("web", 8080), container("side", 8081)}})},
+				{ObjectMeta: metav1.ObjectMeta{Name: "other"}, Spec: podsecurity.Restricted(corev1.PodSpec{Containers: []corev1.Container{container("app", 8080)}})},
 			} {
 				createPod(ctx, f, p)
 			}
-			for _, name := range []string{"pair", "other", "filtered"} {
+			for _, name := range []string{"pair", "other"} {
 				framework.RunningPod(ctx, pods, name)
 			}
 			web, side, other := proc(ctx, f, "pair", "web"), proc(ctx, f, "pair", "side"), proc(ctx, f, "other", "app")
@@ -100,7 +99,32 @@ var _ = ginkgo.Describe("Kubelet admission and isolation", func() {
 				OtherPodSeparate: !same(web, other, "net") && !same(web, other, "ipc") && !same(web, other, "uts"),
 				HostnameIsPod:    web.Hostname == "pair", Hostname: web.Hostname,
 			})
-			seccomp.Record(seccompEvidence{Default: web.Seccomp, RuntimeDefault: proc(ctx, f, "filtered", "app").Seccomp})
+		})
+
+	ginkgo.It("seccomp as the Pod asks: the runtime's default profile filters only when asked for",
+		framework.Checks(specSeccomp, "004-SECCOMP"),
+		// The claim is about a Pod that asks for no seccomp profile
+		// ("plain"): the baseline standard admits it, restricted does not.
+		framework.NeedsPodSecurity(podsecurity.LevelBaseline),
+		func(ctx ginkgo.SpecContext) {
+			f.Needs(framework.PodsReady)
+			pods := f.RecordPods(ctx)
+			// Restricted in all but the seccomp profile, which it leaves
+			// to the runtime's default: what the claim is about.
+			plain := podsecurity.Restricted(corev1.PodSpec{Containers: []corev1.Container{container("app", 8080)}})
+			plain.SecurityContext.SeccompProfile = nil
+			runtimeDefault := container("app", 8080)
+			runtimeDefault.SecurityContext = &corev1.SecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
+			for _, p := range []*corev1.Pod{
+				{ObjectMeta: metav1.ObjectMeta{Name: "plain"}, Spec: plain},
+				{ObjectMeta: metav1.ObjectMeta{Name: "filtered"}, Spec: podsecurity.Restricted(corev1.PodSpec{Containers: []corev1.Container{runtimeDefault}})},
+			} {
+				createPod(ctx, f, p)
+			}
+			for _, name := range []string{"plain", "filtered"} {
+				framework.RunningPod(ctx, pods, name)
+			}
+			seccomp.Record(seccompEvidence{Default: proc(ctx, f, "plain", "app").Seccomp, RuntimeDefault: proc(ctx, f, "filtered", "app").Seccomp})
 		})
 })
 
@@ -182,5 +206,5 @@ var (
 	kubeletAdmission = framework.DeclareEvidence[kubeletAdmissionEvidence]("kubeletAdmission", specAdmission)
 	podSecurity      = framework.DeclareEvidence[podSecurityEvidence]("podSecurity", specAdmission)
 	namespaces       = framework.DeclareEvidence[namespacesEvidence]("namespaces", specIsolation)
-	seccomp          = framework.DeclareEvidence[seccompEvidence]("seccomp", specIsolation)
+	seccomp          = framework.DeclareEvidence[seccompEvidence]("seccomp", specSeccomp)
 )

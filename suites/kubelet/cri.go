@@ -13,6 +13,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/access"
 	"github.com/kubeproof/kubeproof/framework/metrics"
+	"github.com/kubeproof/kubeproof/framework/podsecurity"
 )
 
 // The spec of this file.
@@ -55,11 +56,11 @@ var _ = ginkgo.Describe("Kubelet and the container runtime", func() {
 			framework.ExpectNoError(err, "create the ConfigMap the Pod mounts")
 			app := container("app", 8080)
 			app.VolumeMounts = []corev1.VolumeMount{{Name: "settings", MountPath: "/etc/settings"}}
-			createPod(ctx, f, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "cri"}, Spec: corev1.PodSpec{
+			createPod(ctx, f, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "cri"}, Spec: podsecurity.Restricted(corev1.PodSpec{
 				NodeName: node.Name, Containers: []corev1.Container{app},
 				Volumes: []corev1.Volume{{Name: "settings", VolumeSource: corev1.VolumeSource{
 					ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}}},
-			}})
+			})})
 			framework.RunningPod(ctx, pods, "cri")
 			after, err := metrics.Kubelet(ctx, rest, node.Name)
 			framework.ExpectNoError(err, "read the kubelet's metrics after the Pod started")

@@ -21,6 +21,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/framework/podsecurity"
 )
 
 // container is a test-app container serving on port.
@@ -65,13 +66,13 @@ var _ = ginkgo.Describe("Kubelet", func() {
 			pods := f.RecordPods(ctx)
 			// The control: a Pod bound to a node by its creator, which the
 			// kubelet must start - else the window below proves nothing.
-			control := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "control"}, Spec: corev1.PodSpec{
-				NodeName: f.WorkerNodes(ctx)[0].Name, Containers: []corev1.Container{container("app", 8080)}}}
+			control := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "control"}, Spec: podsecurity.Restricted(corev1.PodSpec{
+				NodeName: f.WorkerNodes(ctx)[0].Name, Containers: []corev1.Container{container("app", 8080)}})}
 			createPod(ctx, f, control)
-			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "unbound"}, Spec: corev1.PodSpec{
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "unbound"}, Spec: podsecurity.Restricted(corev1.PodSpec{
 				NodeSelector: map[string]string{"kubeproof.io/no-such-node": f.Namespace},
 				Containers:   []corev1.Container{container("app", 8080)},
-			}}
+			})}
 			createPod(ctx, f, p)
 			framework.RunningPod(ctx, pods, "control")
 			gaveUp := framework.AwaitPod(ctx, pods, "unbound", "the scheduler to give up on the Pod", framework.Timeout.Bind, func(p *corev1.Pod) bool {
@@ -100,9 +101,9 @@ var _ = ginkgo.Describe("Kubelet", func() {
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			pods := f.RecordPods(ctx)
-			createPod(ctx, f, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pair"}, Spec: corev1.PodSpec{
+			createPod(ctx, f, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pair"}, Spec: podsecurity.Restricted(corev1.PodSpec{
 				Containers: []corev1.Container{container("web", 8080), container("side", 8081)},
-			}})
+			})})
 			p := framework.ReadyPod(ctx, pods, "pair").Pod
 			fromSide := f.Fetch(ctx, "pair", "side", "http://localhost:8080/", 1)
 			fromWeb := f.Fetch(ctx, "pair", "web", "http://localhost:8081/", 1)
@@ -130,7 +131,7 @@ var _ = ginkgo.Describe("Kubelet", func() {
 				"digest": repo + "@sha256:" + strings.Repeat("0", 64),
 			} {
 				p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "policy-" + strings.ToLower(form)},
-					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: image}}}}
+					Spec: podsecurity.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: image}}})}
 				created, err := f.Client.CoreV1().Pods(f.Namespace).Create(ctx, p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 				framework.ExpectNoError(err, "dry-run a Pod with image %s", image)
 				policies[form] = string(created.Spec.Containers[0].ImagePullPolicy)
@@ -142,10 +143,10 @@ var _ = ginkgo.Describe("Kubelet", func() {
 			pods := f.RecordPods(ctx)
 			// On the node where the canary ran our image, so it is there
 			// whether the nodes had it loaded or pulled it.
-			local := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Spec: corev1.PodSpec{
-				NodeName: f.WorkerNodes(ctx)[0].Name, Containers: []corev1.Container{container("app", 8080)}}}
+			local := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Spec: podsecurity.Restricted(corev1.PodSpec{
+				NodeName: f.WorkerNodes(ctx)[0].Name, Containers: []corev1.Container{container("app", 8080)}})}
 			local.Spec.Containers[0].ImagePullPolicy = corev1.PullIfNotPresent
-			missing := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "missing"}, Spec: corev1.PodSpec{Containers: []corev1.Container{container("app", 8080)}}}
+			missing := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "missing"}, Spec: podsecurity.Restricted(corev1.PodSpec{Containers: []corev1.Container{container("app", 8080)}})}
 			missing.Spec.Containers[0].Image = "kubeproof.local/missing:v1"
 			missing.Spec.Containers[0].ImagePullPolicy = corev1.PullIfNotPresent
 			createPod(ctx, f, local)
@@ -182,8 +183,8 @@ var _ = ginkgo.Describe("Kubelet", func() {
 			// Both limits, as a Pod that asks for them: the claim reads each back.
 			app := container("app", 8080)
 			app.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")}
-			createPod(ctx, f, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "limited"}, Spec: corev1.PodSpec{
-				Containers: []corev1.Container{app}}})
+			createPod(ctx, f, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "limited"}, Spec: podsecurity.Restricted(corev1.PodSpec{
+				Containers: []corev1.Container{app}})})
 			framework.ReadyPod(ctx, pods, "limited")
 			res, err := f.Kubectl.Run(ctx, nil, "exec", "limited", "--namespace", f.Namespace, "--", "/kubeproof-testapp", "cgroup")
 			framework.ExpectNoError(err, "read the cgroup limits")
@@ -206,7 +207,7 @@ var _ = ginkgo.Describe("Kubelet", func() {
 			c.StartupProbe.FailureThreshold = 60
 			c.ReadinessProbe = httpProbe("/readyz", 8080)
 			c.LivenessProbe = httpProbe("/healthz", 8080)
-			createPod(ctx, f, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probed"}, Spec: corev1.PodSpec{Containers: []corev1.Container{c}}})
+			createPod(ctx, f, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probed"}, Spec: podsecurity.Restricted(corev1.PodSpec{Containers: []corev1.Container{c}})})
 			running := framework.RunningPod(ctx, pods, "probed")
 			rd := framework.ReadyPod(ctx, pods, "probed")
 			started := running.Pod.Status.ContainerStatuses[0].State.Running.StartedAt.Time

@@ -28,18 +28,19 @@ import (
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/framework/podsecurity"
 	"github.com/kubeproof/kubeproof/framework/testapp"
 )
 
 func appPod(name string, labels map[string]string) *corev1.Pod {
-	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: podsecurity.Restricted(corev1.PodSpec{Containers: []corev1.Container{{
 		Name: "app", Image: images.TestApp.PodRef(), Args: []string{"serve", "--listen=:8080"},
 		Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
 		Env:   []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
 		ReadinessProbe: &corev1.Probe{PeriodSeconds: 1, FailureThreshold: 1, SuccessThreshold: 1, ProbeHandler: corev1.ProbeHandler{
 			HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(8080)}}},
 		Resources: framework.Resources("100m", "64Mi"),
-	}}}}
+	}}})}
 }
 
 // startReady creates the Pods and waits until each is Ready.

@@ -29,6 +29,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework/audit"
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/framework/podsecurity"
 )
 
 // The specs of this package.
@@ -44,10 +45,10 @@ const (
 func newPod(name, cpu, memory string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+		Spec: podsecurity.Restricted(corev1.PodSpec{Containers: []corev1.Container{{
 			Name: "app", Image: images.TestApp.PodRef(), Args: []string{"serve"},
 			Resources: framework.Resources(cpu, memory),
-		}}},
+		}}}),
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/framework/podsecurity"
 	"github.com/kubeproof/kubeproof/framework/podstate"
 	"github.com/kubeproof/kubeproof/internal/pki"
 	"github.com/kubeproof/kubeproof/webhooks"
@@ -89,17 +90,7 @@ func Deploy(ctx context.Context, client kubernetes.Interface, ns string, img Opt
 					Selector: &metav1.LabelSelector{MatchLabels: labels},
 					Template: corev1.PodTemplateSpec{
 						ObjectMeta: metav1.ObjectMeta{Labels: labels},
-						Spec: corev1.PodSpec{
-							Containers: []corev1.Container{{
-								Name: "webhook", Image: img.Webhook,
-								Args:  []string{listen, "--image=" + img.TestApp},
-								Ports: []corev1.ContainerPort{{ContainerPort: 8443}},
-								ReadinessProbe: &corev1.Probe{PeriodSeconds: 1, ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
-									Path: "/readyz", Port: intstr.FromInt32(8443), Scheme: corev1.URISchemeHTTPS}}},
-								VolumeMounts: []corev1.VolumeMount{{Name: "tls", MountPath: "/tls", ReadOnly: true}},
-							}},
-							Volumes: []corev1.Volume{{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: Name}}}},
-						},
+						Spec:       serverPod(img, listen),
 					},
 				},
 			}, metav1.CreateOptions{})
@@ -291,6 +282,23 @@ func (s *Server) Uninstall(ctx context.Context, names ...string) error {
 	return nil
 }
 
+// serverPod is the webhook server's Pod: it passes the restricted Pod
+// Security Standard, so that it runs on hardened clusters too (it listens
+// above 1024 and only reads its certificate).
+func serverPod(img Options, listen string) corev1.PodSpec {
+	return podsecurity.Restricted(corev1.PodSpec{
+		Containers: []corev1.Container{{
+			Name: "webhook", Image: img.Webhook,
+			Args:  []string{listen, "--image=" + img.TestApp},
+			Ports: []corev1.ContainerPort{{ContainerPort: 8443}},
+			ReadinessProbe: &corev1.Probe{PeriodSeconds: 1, ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+				Path: "/readyz", Port: intstr.FromInt32(8443), Scheme: corev1.URISchemeHTTPS}}},
+			VolumeMounts: []corev1.VolumeMount{{Name: "tls", MountPath: "/tls", ReadOnly: true}},
+		}},
+		Volumes: []corev1.Volume{{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: Name}}}},
+	})
+}
+
 // Calls reads the server's record of admission calls for its namespace,
 // through the API server's service proxy.
 func (s *Server) Calls(ctx context.Context) ([]webhooks.Call, error) {
@@ -314,7 +322,7 @@ func (s *Server) WaitEffective(ctx context.Context, path string, timeout time.Du
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		name := "kp-marker-" + rand.String(6)
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "marker", Image: "kubeproof.local/marker:v1"}}}}
+			Spec: podsecurity.Restricted(corev1.PodSpec{Containers: []corev1.Container{{Name: "marker", Image: "kubeproof.local/marker:v1"}}})}
 		if _, err := s.client.CoreV1().Pods(s.Namespace).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
 			last = err.Error()
 			return false, nil

@@ -26,6 +26,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework/namespace"
 	"github.com/kubeproof/kubeproof/framework/observe"
 	"github.com/kubeproof/kubeproof/framework/ownership"
+	"github.com/kubeproof/kubeproof/framework/podsecurity"
 	"github.com/kubeproof/kubeproof/framework/podstate"
 	"github.com/kubeproof/kubeproof/internal/cli/trace"
 )
@@ -84,10 +85,10 @@ func PodStartup(ctx context.Context, client kubernetes.Interface, n int, image s
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("startup-%03d", i)
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "startup"}},
-			Spec: corev1.PodSpec{
+			Spec: podsecurity.Restricted(corev1.PodSpec{
 				Containers:                    []corev1.Container{{Name: "app", Image: image, Args: []string{"serve"}, ImagePullPolicy: corev1.PullIfNotPresent}},
 				TerminationGracePeriodSeconds: new(int64),
-			}}
+			})}
 		created[name] = time.Now()
 		if _, err := client.CoreV1().Pods(ns.Name).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			return nil, fmt.Errorf("create Pod %s: %w", name, err)

@@ -10,11 +10,14 @@
 package local
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"regexp"
 	"slices"
 	"strings"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
@@ -162,6 +165,50 @@ func (c Config) Validate() error {
 	for _, w := range c.Without {
 		if !slices.Contains(Optional, w) {
 			return bad("--without %q: only %s can be left out", w, strings.Join(Optional, ", "))
+		}
+	}
+	if len(c.AdmissionConfig) > 0 {
+		if err := checkAdmissionConfig(c.AdmissionConfig); err != nil {
+			return bad("--admission-control-config-file: %v", err)
+		}
+	}
+	return nil
+}
+
+// admissionConfigVersions are the apiVersions of an AdmissionConfiguration
+// that kube-apiserver reads.
+var admissionConfigVersions = []string{"apiserver.config.k8s.io/v1", "apiserver.config.k8s.io/v1alpha1", "apiserver.k8s.io/v1alpha1"}
+
+// checkAdmissionConfig finds, before anything starts, what would stop
+// kube-apiserver at its start: a file that is not an AdmissionConfiguration,
+// or a plugin whose configuration is in another file (path:), which the
+// cluster's copy of the file could not reach.
+func checkAdmissionConfig(data []byte) error {
+	var cfg struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Plugins    []struct {
+			Name          string          `json:"name"`
+			Path          string          `json:"path"`
+			Configuration json.RawMessage `json:"configuration"`
+		} `json:"plugins"`
+	}
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		return fmt.Errorf("not YAML: %w", err)
+	}
+	if cfg.Kind != "AdmissionConfiguration" || !slices.Contains(admissionConfigVersions, cfg.APIVersion) {
+		return fmt.Errorf("want kind AdmissionConfiguration of apiVersion %s, got kind %q of apiVersion %q",
+			admissionConfigVersions[0], cfg.Kind, cfg.APIVersion)
+	}
+	for _, p := range cfg.Plugins {
+		if p.Name == "" {
+			return fmt.Errorf("a plugin without a name")
+		}
+		if p.Path != "" {
+			return fmt.Errorf("plugin %s: its configuration is in another file (path: %s): put it inline, under \"configuration\"", p.Name, p.Path)
+		}
+		if len(p.Configuration) == 0 {
+			return fmt.Errorf("plugin %s has no configuration", p.Name)
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -25,21 +26,28 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("defaults: %v", err)
 	}
 	bad := map[string]func(*Config){
-		"name with capitals":      func(c *Config) { c.Name = "Bad" },
-		"name too long":           func(c *Config) { c.Name = strings.Repeat("a", 21) },
-		"pod CIDR not a CIDR":     func(c *Config) { c.PodCIDR = "10.244.0.0" },
-		"pod CIDR host bits":      func(c *Config) { c.PodCIDR = "10.244.0.1/16" },
-		"pod CIDR too small":      func(c *Config) { c.PodCIDR = "10.244.0.0/24" },
-		"overlapping CIDRs":       func(c *Config) { c.ServiceCIDR = "10.244.128.0/20" },
-		"port out of range":       func(c *Config) { c.APIServerPort = 70000 },
-		"unknown component arg":   func(c *Config) { c.ComponentArgs = map[string][]string{"kube-foo": {"--x"}} },
-		"component not optional":  func(c *Config) { c.Without = []string{Etcd} },
-		"IPv6 service CIDR":       func(c *Config) { c.ServiceCIDR = "fd00::/108" },
-		"unknown without at all":  func(c *Config) { c.Without = []string{"coredns"} },
-		"link CIDR too small":     func(c *Config) { c.LinkCIDR = "10.250.0.0/31" },
-		"service overlaps link":   func(c *Config) { c.ServiceCIDR = "10.250.0.0/16" },
-		"pod CIDR IPv6":           func(c *Config) { c.PodCIDR = "fd00::/48" },
-		"negative scheduler port": func(c *Config) { c.SchedulerPort = -1 },
+		"name with capitals":        func(c *Config) { c.Name = "Bad" },
+		"name too long":             func(c *Config) { c.Name = strings.Repeat("a", 21) },
+		"pod CIDR not a CIDR":       func(c *Config) { c.PodCIDR = "10.244.0.0" },
+		"pod CIDR host bits":        func(c *Config) { c.PodCIDR = "10.244.0.1/16" },
+		"pod CIDR too small":        func(c *Config) { c.PodCIDR = "10.244.0.0/24" },
+		"overlapping CIDRs":         func(c *Config) { c.ServiceCIDR = "10.244.128.0/20" },
+		"port out of range":         func(c *Config) { c.APIServerPort = 70000 },
+		"unknown component arg":     func(c *Config) { c.ComponentArgs = map[string][]string{"kube-foo": {"--x"}} },
+		"component not optional":    func(c *Config) { c.Without = []string{Etcd} },
+		"IPv6 service CIDR":         func(c *Config) { c.ServiceCIDR = "fd00::/108" },
+		"unknown without at all":    func(c *Config) { c.Without = []string{"coredns"} },
+		"link CIDR too small":       func(c *Config) { c.LinkCIDR = "10.250.0.0/31" },
+		"service overlaps link":     func(c *Config) { c.ServiceCIDR = "10.250.0.0/16" },
+		"pod CIDR IPv6":             func(c *Config) { c.PodCIDR = "fd00::/48" },
+		"negative scheduler port":   func(c *Config) { c.SchedulerPort = -1 },
+		"admission config not YAML": func(c *Config) { c.AdmissionConfig = []byte("\tnot: [yaml") },
+		"admission config of another kind": func(c *Config) {
+			c.AdmissionConfig = []byte("apiVersion: apiserver.config.k8s.io/v1\nkind: AuthenticationConfiguration\n")
+		},
+		"admission plugin config in another file": func(c *Config) {
+			c.AdmissionConfig = []byte("apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: PodSecurity\n  path: podsecurity.yaml\n")
+		},
 	}
 	for name, mutate := range bad {
 		c := testConfig()
@@ -281,5 +289,30 @@ func TestStopGrace(t *testing.T) {
 		if g := stopGrace(name); g <= 0 {
 			t.Errorf("stopGrace(%s) = %s, want a grace period", name, g)
 		}
+	}
+}
+
+// The example a user is pointed at (--admission-control-config-file's help,
+// docs/your-cluster.md) is accepted and reaches kube-apiserver as a file of
+// the cluster's own.
+func TestAdmissionConfigExample(t *testing.T) {
+	data, err := os.ReadFile("../../../fixtures/admission/podsecurity-restricted.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := testConfig()
+	c.AdmissionConfig = data
+	if err := c.Validate(); err != nil {
+		t.Fatalf("the shipped example: %v", err)
+	}
+	l := layout{name: c.Name}
+	args := apiServerArgs(c, l, binaries.Set{}, "https://127.0.0.1:2379")
+	if want := "--admission-control-config-file=" + l.conf("admission.yaml"); !slices.Contains(args, want) {
+		t.Errorf("kube-apiserver args lack %s: %v", want, args)
+	}
+	if args := apiServerArgs(testConfig(), l, binaries.Set{}, "https://127.0.0.1:2379"); slices.ContainsFunc(args, func(a string) bool {
+		return strings.HasPrefix(a, "--admission-control-config-file")
+	}) {
+		t.Errorf("without an admission configuration, kube-apiserver gets one: %v", args)
 	}
 }

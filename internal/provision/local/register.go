@@ -8,9 +8,9 @@ func init() {
 		Summary:  "processes on this machine",
 		Makes:    true,
 		Optional: Optional,
-		Flags:    []string{"apiserver-port", "etcd-members"},
+		Flags:    []string{"apiserver-port", "etcd-members", "admission-control-config-file"},
 		New: func(o cluster.Options) (cluster.Provider, error) {
-			return New(Config{Shape: o.Shape, APIServerPort: o.APIServerPort, EtcdMembers: o.EtcdMembers, Progress: o.Progress})
+			return New(Config{Shape: o.Shape, APIServerPort: o.APIServerPort, EtcdMembers: o.EtcdMembers, AdmissionConfig: o.AdmissionConfig, Progress: o.Progress})
 		},
 		Open: func(info *cluster.Info) (cluster.Provider, error) { return Open(info.Name) },
 	})
