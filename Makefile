@@ -73,7 +73,8 @@ e2e: build
 e2e-quorum: build
 	$(KUBEPROOF) run --provider local --etcd-members 3 --focus 'three etcd members' --report-dir $(REPORT_DIR)-quorum $(RUN_FLAGS)
 
-## e2e-restricted: the suites on a hardened local cluster, whose API server
+## e2e-restricted (after e2e, whose report it compares with): the suites on a
+## hardened local cluster, whose API server
 ## enforces the restricted Pod Security Standard by default; the verdicts
 ## must be those of `make e2e` (timing aside): kubeproof's Pods pass
 ## restricted, and the one spec that needs more labels its namespace.
