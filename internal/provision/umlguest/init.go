@@ -129,9 +129,10 @@ func mountAll(ms ...mount) error {
 }
 
 // setup turns the kernel's bare read-only root into a machine a cluster can
-// run on: a writable overlay over the host's root, the usual kernel file
-// systems, cgroup v2 alone at /sys/fs/cgroup, module loading, the legacy
-// iptables, a CPU clock in /proc/cpuinfo, and the shared directories.
+// run on: a writable overlay over the host's root (every host path but
+// /run and /dev/shm shows through), the usual kernel file systems, cgroup
+// v2 alone at /sys/fs/cgroup, module loading, the legacy iptables, a CPU
+// clock in /proc/cpuinfo, and the shared directories.
 func setup(spec Spec) error {
 	var uts unix.Utsname
 	if err := unix.Uname(&uts); err != nil {
@@ -184,7 +185,9 @@ func setup(spec Spec) error {
 		mount{source: "devpts", target: "/dev/pts", fstype: "devpts", data: "newinstance,ptmxmode=0666"},
 		mount{source: "tmpfs", target: "/dev/shm", fstype: "tmpfs"},
 		mount{source: "tmpfs", target: "/run", fstype: "tmpfs", data: "mode=755"},
-		mount{source: "tmpfs", target: "/tmp", fstype: "tmpfs", data: "mode=1777"},
+		// /tmp stays the overlay's: the host's /tmp (a checkout there, the
+		// programs the command runs) shows through, what the guest
+		// writes stays in its memory.
 		// cgroup v2 alone, as a machine booted with the unified hierarchy.
 		mount{source: "cgroup2", target: "/sys/fs/cgroup", fstype: "cgroup2"},
 	); err != nil {
