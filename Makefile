@@ -21,7 +21,7 @@ GOFLAGS_BUILD := -trimpath -buildvcs=false
 # be safe in parallel; this also proves it). E.g. RUN_FLAGS="--document 003 -v".
 RUN_FLAGS  ?= --parallel 4
 
-.PHONY: all build run test unit lint e2e e2e-kind e2e-restricted e2e-cgroup2 test-kind faults faults-ci interrupt rounds bench matrix prepare down clean
+.PHONY: all build dist dist-check run test unit lint e2e e2e-kind e2e-restricted e2e-cgroup2 test-kind faults faults-ci interrupt rounds bench matrix prepare down clean
 
 all: build
 
@@ -169,6 +169,38 @@ bench: build
 MATRIX_VERSIONS ?= v1.34.4,v1.35.4,v1.36.3,v1.37.2
 matrix: build
 	$(KUBEPROOF) matrix --kubernetes-versions $(MATRIX_VERSIONS) --report-dir _output/matrix $(RUN_FLAGS)
+
+## dist: release archives in _output/dist, one per platform (linux amd64 and
+## arm64): kubeproof and the programs its images carry, README and LICENSE;
+## their SHA256SUMS; and the krew manifest filled in for them (kubectl
+## kubeproof). The version is the newest v* tag, else v0.0.0-<commit>.
+DIST_DIR      := _output/dist
+DIST_ARCHS    := amd64 arm64
+DIST_VERSION  ?= $(shell git describe --tags --match 'v*' 2>/dev/null || echo v0.0.0-$$(git rev-parse --short HEAD))
+KREW          := $(TOOLS)/krew
+$(KREW):
+	GOBIN=$(abspath $(TOOLS)) $(GO) install sigs.k8s.io/krew/cmd/krew@v0.4.3
+dist:
+	rm -rf $(DIST_DIR) && mkdir -p $(DIST_DIR)
+	set -e; for arch in $(DIST_ARCHS); do \
+	  name=kubeproof-$(DIST_VERSION)-linux-$$arch; dir=$(DIST_DIR)/$$name; mkdir -p $$dir; \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(GOFLAGS_BUILD) -ldflags "-s -w" -o $$dir/ $(PROGRAMS); \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(GOFLAGS_BUILD) -ldflags "-s -w -X main.buildVersion=$(DIST_VERSION)" -o $$dir/ ./cmd/kubeproof; \
+	  cp README.md LICENSE $$dir/; \
+	  tar -C $(DIST_DIR) --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -czf $$dir.tar.gz $$name; \
+	  rm -rf $$dir; \
+	done
+	cd $(DIST_DIR) && sha256sum *.tar.gz > SHA256SUMS
+	sed -e 's/@VERSION@/$(DIST_VERSION)/g' \
+	  $(foreach a,$(DIST_ARCHS),-e "s/@SHA256_$(a)@/$$(sha256sum $(DIST_DIR)/kubeproof-$(DIST_VERSION)-linux-$(a).tar.gz | cut -d' ' -f1)/") \
+	  ci/krew/kubeproof.yaml > $(DIST_DIR)/kubeproof.yaml
+	ls -l $(DIST_DIR)
+
+## dist-check: what a user of the release gets: the checksums hold, and krew
+## installs the plugin from the manifest and this machine's archive into an
+## empty krew root, where `kubectl kubeproof version` answers
+dist-check: dist $(KREW)
+	ci/dist-check.sh $(DIST_DIR) $(DIST_VERSION) $(KREW)
 
 ## prepare: install host packages and build binaries and images, no cluster
 prepare: build

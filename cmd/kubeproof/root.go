@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -64,6 +65,11 @@ Pod, and reports per claim whether the cluster confirmed it.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.SetVersionTemplate(versionLine() + "\n")
+	// Run by kubectl as its plugin (kubectl-kubeproof in PATH, as krew
+	// installs it), the help names the command as the user types it.
+	if strings.HasPrefix(filepath.Base(os.Args[0]), "kubectl-") {
+		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl kubeproof"}
+	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return exitcode.With(exitcode.Usage, err)
 	})
