@@ -31,7 +31,7 @@ func completeWith(candidates func() []string) func(*cobra.Command, []string, str
 // catalog is the built-in claims catalog, for completions (nil if it does
 // not load, which its tests rule out).
 func catalog() *claims.Catalog {
-	cat, err := claims.Load(fixtures.Claims())
+	cat, err := claims.LoadAt(fixtures.Claims(), fixtures.ClaimsDir)
 	if err != nil {
 		return &claims.Catalog{}
 	}
