@@ -123,13 +123,16 @@ type report struct {
 	Documents []struct {
 		Claims []claimResult `json:"claims"`
 	} `json:"documents"`
-	Specs []struct {
-		ID    string `json:"id"`
-		State string `json:"state"`
-	} `json:"specs"`
+	Specs []specState `json:"specs"`
 	// suiteNodes are the suite nodes' types (SynchronizedBeforeSuite, ...)
 	// with the worst state each had in any process.
 	suiteNodes map[string]string
+}
+
+// specState is a spec of claims.json: its ID and Ginkgo state.
+type specState struct {
+	ID    string `json:"id"`
+	State string `json:"state"`
 }
 
 type claimResult struct {

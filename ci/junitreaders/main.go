@@ -6,14 +6,15 @@
 // (EnricoMi/publish-unit-test-result-action). make junit-readers runs it
 // (part of make test).
 //
-//	junitreaders [--kubeproof BIN] [--refuted-as passed|failure] DIR...
+//	junitreaders [--kubeproof BIN] [--refuted-as failure|passed] DIR...
 //
 // For each report directory it checks the files as the run wrote them
-// (refuted claims shown as --refuted-as says the run was told), then judges
-// a copy again with `kubeproof report --junit-refuted-as failure` and checks
-// what that writes. Per file and reader it prints the tests, failures,
-// errors and skips counted from the test cases (and it checks the counts
-// the files state against them); it also checks what readers show: claims
+// (refuted claims shown as --refuted-as says the run was told, by default
+// as failures), then judges a copy again with `kubeproof report` and the
+// other --junit-refuted-as, and checks what that writes. Per file and
+// reader it prints the tests, failures, errors and skips counted from the
+// test cases (and it checks the counts the files state against them); it
+// also checks what readers show: claims
 // pointing at their line (file, line), class names without dots, a
 // refuted claim's message being its reason, test names without labels and
 // unique, no machine paths, no timeline for passed specs.
@@ -60,12 +61,12 @@ func run() exitcode.Code {
 	kubeproof := fs.String("kubeproof", "_output/bin/kubeproof", "the kubeproof binary that judges copies of the reports again")
 	scripts := fs.String("scripts", "ci/junit-readers", "the directory of package.json, package-lock.json, read.js and read.py")
 	cacheDir := fs.String("cache-dir", cluster.DefaultCacheDir(), "where the npm packages are installed (junit-readers/<lock file digest>)")
-	refutedAs := fs.String("refuted-as", "passed", "what the runs made refuted claims in claims-junit.xml (their --junit-refuted-as)")
+	refutedAs := fs.String("refuted-as", "failure", "what the runs made refuted claims in claims-junit.xml (their --junit-refuted-as)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return exitcode.Usage
 	}
 	if fs.NArg() == 0 || (*refutedAs != "passed" && *refutedAs != "failure") {
-		fmt.Fprintln(os.Stderr, "junitreaders: usage: junitreaders [--kubeproof BIN] [--refuted-as passed|failure] DIR...")
+		fmt.Fprintln(os.Stderr, "junitreaders: usage: junitreaders [--kubeproof BIN] [--refuted-as failure|passed] DIR...")
 		return exitcode.Usage
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -101,7 +102,8 @@ func run() exitcode.Code {
 }
 
 // checkDir checks a report directory's files as they are, then those that
-// `kubeproof report --junit-refuted-as failure` writes into a copy of it.
+// `kubeproof report` writes into a copy of it with the other
+// --junit-refuted-as.
 func checkDir(ctx context.Context, r readers, kubeproof, dir string, refutedFails bool) ([]string, error) {
 	problems, err := checkFiles(ctx, r, dir, dir, refutedFails)
 	if err != nil {
@@ -117,11 +119,12 @@ func checkDir(ctx context.Context, r readers, kubeproof, dir string, refutedFail
 			return nil, err
 		}
 	}
-	cmd := exec.CommandContext(ctx, kubeproof, "report", "--report-dir", tmp, "--junit-refuted-as", "failure")
+	other := map[bool]string{true: "passed", false: "failure"}[refutedFails]
+	cmd := exec.CommandContext(ctx, kubeproof, "report", "--report-dir", tmp, "--junit-refuted-as", other)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("%s report --report-dir %s --junit-refuted-as failure: %w\n%s", kubeproof, tmp, err, out)
+		return nil, fmt.Errorf("%s report --report-dir %s --junit-refuted-as %s: %w\n%s", kubeproof, tmp, other, err, out)
 	}
-	more, err := checkFiles(ctx, r, dir+" (report --junit-refuted-as failure)", tmp, true)
+	more, err := checkFiles(ctx, r, fmt.Sprintf("%s, judged again with report --junit-refuted-as %s", dir, other), tmp, !refutedFails)
 	return append(problems, more...), err
 }
 

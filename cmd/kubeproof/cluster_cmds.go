@@ -63,11 +63,7 @@ func newStatusCommand(o *options) *cobra.Command {
 				return err
 			}
 			if output == "json" {
-				doc := statusJSON{SchemaVersion: statusSchema, Provider: o.provider, Name: o.name, Up: s.Up, Parts: []statusPart{}}
-				for _, l := range s.Lines {
-					doc.Parts = append(doc.Parts, statusPart{Part: l.Part, State: l.State, Detail: l.Detail})
-				}
-				if err := writeJSON(cmd.OutOrStdout(), doc); err != nil {
+				if err := writeJSON(cmd.OutOrStdout(), statusDoc(o.provider, o.name, s)); err != nil {
 					return err
 				}
 			} else {

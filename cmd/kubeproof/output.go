@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/internal/cli/report"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 )
@@ -57,6 +58,14 @@ type statusPart struct {
 	Detail string `json:"detail,omitempty"`
 }
 
+func statusDoc(provider, name string, s cluster.Status) statusJSON {
+	doc := statusJSON{SchemaVersion: statusSchema, Provider: provider, Name: name, Up: s.Up, Parts: []statusPart{}}
+	for _, l := range s.Lines {
+		doc.Parts = append(doc.Parts, statusPart{Part: l.Part, State: l.State, Detail: l.Detail})
+	}
+	return doc
+}
+
 // dryRunJSON is `kubeproof run --dry-run -o json`.
 type dryRunJSON struct {
 	SchemaVersion string `json:"schemaVersion"`
@@ -71,6 +80,14 @@ type dryRunSpec struct {
 	Text string `json:"text"`
 	// Claims are the claims the spec decides (its claim: labels).
 	Claims []string `json:"claims"`
+}
+
+func dryRunDoc(run []selectedSpec, total int) dryRunJSON {
+	doc := dryRunJSON{SchemaVersion: dryRunSchema, Total: total, Specs: []dryRunSpec{}}
+	for _, s := range run {
+		doc.Specs = append(doc.Specs, dryRunSpec{ID: s.ID, Text: s.Text, Claims: append([]string{}, s.Claims...)})
+	}
+	return doc
 }
 
 // diffJSON is `kubeproof report diff -o json`.

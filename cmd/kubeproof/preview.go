@@ -103,11 +103,7 @@ func checkSelection(ctx context.Context, w io.Writer, labelFilter string, focus,
 		return false, nil
 	}
 	if output == "json" {
-		doc := dryRunJSON{SchemaVersion: dryRunSchema, Total: total, Specs: []dryRunSpec{}}
-		for _, s := range run {
-			doc.Specs = append(doc.Specs, dryRunSpec{ID: s.ID, Text: s.Text, Claims: append([]string{}, s.Claims...)})
-		}
-		return true, writeJSON(w, doc)
+		return true, writeJSON(w, dryRunDoc(run, total))
 	}
 	fmt.Fprintf(w, "would run %d of %d specs:\n", len(run), total)
 	for _, s := range run {

@@ -68,19 +68,16 @@ type junitSkipped struct {
 type JUnitRefuted string
 
 const (
+	// RefutedFailure (the default): a failure whose message says what the
+	// cluster did instead.
+	RefutedFailure JUnitRefuted = "failure"
 	// RefutedPassed: a passing case whose output says it was refuted (the
 	// run did what it should: it found what the cluster does).
 	RefutedPassed JUnitRefuted = "passed"
-	// RefutedFailure: a failure whose message says what the cluster did
-	// instead.
-	RefutedFailure JUnitRefuted = "failure"
 )
 
-// JUnitRefutedValues are the values --junit-refuted-as takes.
-var JUnitRefutedValues = []JUnitRefuted{RefutedFailure, RefutedPassed}
-
-// JUnit writes the claims as JUnit XML: a refuted claim is a failure only
-// when refutedFails, a claim that could not be decided here is skipped with
+// JUnit writes the claims as JUnit XML: a refuted claim is a failure when
+// refutedFails (--junit-refuted-as failure), a claim that could not be decided here is skipped with
 // the reason, an error is an error; every case says its verdict and reason
 // in its output.
 func JUnit(w io.Writer, r Report, refutedFails bool) error {

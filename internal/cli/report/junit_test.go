@@ -2,9 +2,16 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/kubeproof/kubeproof/framework/claims"
 )
@@ -71,5 +78,80 @@ func TestClassname(t *testing.T) {
 		if got := Classname(DocumentResult{Title: tc.title, File: tc.file}); got != tc.want {
 			t.Errorf("Classname(%q, %q) = %q, want %q", tc.title, tc.file, got, tc.want)
 		}
+	}
+}
+
+// junit.xml as CI readers keep it: spec texts as names, one entry per suite
+// node type (the failed one of the parallel processes'), no spec the
+// selection left out, no machine path, no timeline for a passed spec, and
+// counts that are the cases' (an aborted spec is written as a failure and
+// counted as one).
+func TestSpecsJUnit(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	it := func(text string, state types.SpecState, msg string) types.SpecReport {
+		return types.SpecReport{ContainerHierarchyTexts: []string{"Suite"}, LeafNodeType: types.NodeTypeIt, LeafNodeText: text,
+			LeafNodeLabels: []string{"spec:" + text, "claim:X-" + text}, State: state, Failure: types.Failure{Message: msg},
+			StartTime: start, EndTime: start.Add(time.Second), RunTime: time.Second, CapturedGinkgoWriterOutput: "STEP: " + text + "\n"}
+	}
+	node := func(nt types.NodeType, state types.SpecState, proc int) types.SpecReport {
+		return types.SpecReport{LeafNodeType: nt, State: state, ParallelProcess: proc, Failure: types.Failure{Message: "setup " + state.String()}}
+	}
+	specs := types.SpecReports{
+		node(types.NodeTypeSynchronizedBeforeSuite, types.SpecStatePassed, 1),
+		it("passes", types.SpecStatePassed, ""),
+		it("fails", types.SpecStateFailed, "boom"),
+		it("aborts", types.SpecStateAborted, "gave up"),
+		it("panics", types.SpecStatePanicked, "nil map"),
+		it("skips", types.SpecStateSkipped, "no etcd access"),
+		it("filtered", types.SpecStateSkipped, ""),
+		node(types.NodeTypeSynchronizedAfterSuite, types.SpecStatePassed, 1),
+		node(types.NodeTypeSynchronizedBeforeSuite, types.SpecStateFailed, 2),
+		node(types.NodeTypeSynchronizedAfterSuite, types.SpecStatePassed, 2),
+	}
+	dir := t.TempDir()
+	data, err := json.Marshal([]types.Report{{SuitePath: "/home/someone/.runner", SuiteDescription: "kubeproof", SpecReports: specs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, dst := filepath.Join(dir, "specs.json"), filepath.Join(dir, "junit.xml")
+	if err := os.WriteFile(src, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := SpecsJUnit(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.ReadFile(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got specsJUnitSuites
+	if err := xml.Unmarshal(out, &got); err != nil {
+		t.Fatalf("not XML: %v\n%s", err, out)
+	}
+	if len(got.TestSuites) != 1 {
+		t.Fatalf("%d suites", len(got.TestSuites))
+	}
+	s := got.TestSuites[0]
+	var names []string
+	for _, c := range s.TestCases {
+		names = append(names, c.Name)
+	}
+	want := []string{"[SynchronizedBeforeSuite]", "Suite passes", "Suite fails", "Suite aborts", "Suite panics", "Suite skips", "[SynchronizedAfterSuite]"}
+	if !slices.Equal(names, want) {
+		t.Errorf("names %q, want %q", names, want)
+	}
+	// The failed SynchronizedBeforeSuite of process 2, the failed spec and
+	// the aborted one fail; the panic is an error.
+	if s.Tests != 7 || s.Failures != 3 || s.Errors != 1 || s.Skipped != 1 || got.Tests != 7 || got.Failures != 3 || got.Errors != 1 || got.Skipped != 1 {
+		t.Errorf("counts: suite %d/%d/%d/%d, top %d/%d/%d/%d", s.Tests, s.Failures, s.Errors, s.Skipped, got.Tests, got.Failures, got.Errors, got.Skipped)
+	}
+	if s.TestCases[0].Failure == nil || !strings.Contains(s.TestCases[0].Failure.Message, "setup failed") {
+		t.Errorf("suite node %+v: not the failed one", s.TestCases[0])
+	}
+	if s.TestCases[1].SystemErr != "" || !strings.Contains(s.TestCases[2].SystemErr, "STEP: fails") {
+		t.Errorf("timelines: passed %q, failed %q", s.TestCases[1].SystemErr, s.TestCases[2].SystemErr)
+	}
+	if strings.Contains(string(out), "/home/someone") || strings.Contains(string(out), "spec:") {
+		t.Errorf("a machine path or a label in junit.xml:\n%s", out)
 	}
 }
