@@ -155,7 +155,7 @@ registry: build
 ## cache directory once, the Debian package once. JUNIT_REPORTS are the report
 ## directories: reports of real runs kept in ci/junit-readers/testdata, and
 ## under make test the reports its runs wrote.
-JUNIT_REPORTS ?= $(wildcard ci/junit-readers/testdata/*)
+JUNIT_REPORTS ?= $(patsubst %/claims.json,%,$(wildcard ci/junit-readers/testdata/*/claims.json))
 $(TOOLS)/junitreaders: FORCE
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $@ ./ci/junitreaders
 junit-readers: build $(TOOLS)/junitreaders

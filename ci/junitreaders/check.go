@@ -267,10 +267,12 @@ func (l *limit) done() []string {
 }
 
 // checkClaimsJUnit checks what readers show of claims-junit.xml: a unique
-// name per case, a class name without a dot, file and line at the claim's
-// id (relative to the working directory, the repository), the result and
-// message its verdict calls for, and its specs' seconds as its time.
-func checkClaimsJUnit(_ string, doc Doc, r *report, refutedFails bool) []string {
+// name per case, a class name without a dot, file and line those of the
+// claim in claims.json and, when the report was judged with this
+// checkout's catalog (current), at the claim's id in that file (relative to
+// the working directory, the repository), the result and message its
+// verdict calls for, and its specs' seconds as its time.
+func checkClaimsJUnit(doc Doc, r *report, refutedFails, current bool) []string {
 	byID := map[string]claimResult{}
 	for _, d := range r.Documents {
 		for _, c := range d.Claims {
@@ -313,6 +315,9 @@ func checkClaimsJUnit(_ string, doc Doc, r *report, refutedFails bool) []string 
 				l.add("file and line", "claim %s: file %q line %q, claims.json says %+v", id, file, line, res.Claim.Source)
 				continue
 			}
+			if !current {
+				continue
+			}
 			lines, ok := files[file]
 			if !ok {
 				data, err := os.ReadFile(file)
@@ -335,7 +340,7 @@ func checkClaimsJUnit(_ string, doc Doc, r *report, refutedFails bool) []string 
 // checkSpecsJUnit checks what readers show of junit.xml: unique names that
 // carry no labels nor node types, no path of the machine that ran it, no
 // timeline for a passed spec.
-func checkSpecsJUnit(_ string, doc Doc) []string {
+func checkSpecsJUnit(doc Doc) []string {
 	var l limit
 	seen := map[string]bool{}
 	for _, s := range doc.Suites {

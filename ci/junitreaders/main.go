@@ -105,7 +105,10 @@ func run() exitcode.Code {
 // `kubeproof report` writes into a copy of it with the other
 // --junit-refuted-as.
 func checkDir(ctx context.Context, r readers, kubeproof, dir string, refutedFails bool) ([]string, error) {
-	problems, err := checkFiles(ctx, r, dir, dir, refutedFails)
+	// A report kept as testdata was judged with the catalog of its day:
+	// its claims' lines are checked against this checkout's files only
+	// once judged again with it.
+	problems, err := checkFiles(ctx, r, dir, dir, refutedFails, false)
 	if err != nil {
 		return nil, err
 	}
@@ -124,13 +127,14 @@ func checkDir(ctx context.Context, r readers, kubeproof, dir string, refutedFail
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("%s report --report-dir %s --junit-refuted-as %s: %w\n%s", kubeproof, tmp, other, err, out)
 	}
-	more, err := checkFiles(ctx, r, fmt.Sprintf("%s, judged again with report --junit-refuted-as %s", dir, other), tmp, !refutedFails)
+	more, err := checkFiles(ctx, r, fmt.Sprintf("%s, judged again with report --junit-refuted-as %s", dir, other), tmp, !refutedFails, true)
 	return append(problems, more...), err
 }
 
 // checkFiles reads both JUnit files of dir with every reader, prints the
-// counts, and returns what does not match claims.json.
-func checkFiles(ctx context.Context, r readers, label, dir string, refutedFails bool) ([]string, error) {
+// counts, and returns what does not match claims.json. current: the report
+// was judged with this checkout's catalog.
+func checkFiles(ctx context.Context, r readers, label, dir string, refutedFails, current bool) ([]string, error) {
 	rep, err := loadReport(dir)
 	if err != nil {
 		return nil, err
@@ -147,10 +151,10 @@ func checkFiles(ctx context.Context, r readers, label, dir string, refutedFails 
 		path   string
 		want   Counts
 		source string
-		check  func(reader string, doc Doc) []string
+		check  func(doc Doc) []string
 	}{
-		{claimsFile, rep.claimCounts(refutedFails), "claims.json's verdicts", func(reader string, doc Doc) []string {
-			return checkClaimsJUnit(reader, doc, rep, refutedFails)
+		{claimsFile, rep.claimCounts(refutedFails), "claims.json's verdicts", func(doc Doc) []string {
+			return checkClaimsJUnit(doc, rep, refutedFails, current)
 		}},
 		{specsFile, rep.specCounts(), "claims.json's specs", checkSpecsJUnit},
 	} {
@@ -167,7 +171,7 @@ func checkFiles(ctx context.Context, r readers, label, dir string, refutedFails 
 			for _, p := range doc.Stated(got) {
 				problems = append(problems, where+": "+p)
 			}
-			for _, p := range f.check(reader, doc) {
+			for _, p := range f.check(doc) {
 				problems = append(problems, where+": "+p)
 			}
 		}
