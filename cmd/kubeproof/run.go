@@ -26,7 +26,7 @@ type runOptions struct {
 	sel     selection
 	refuted refutedOptions
 	dryRun  bool
-	// output is how --dry-run prints what would run: text or json.
+	// output is how --dry-run prints what would run: table or json.
 	output      string
 	keep        bool
 	reportDir   string
@@ -108,10 +108,10 @@ func addRefutedFlags(cmd *cobra.Command, r *refutedOptions) {
 }
 
 // junitRefutedFails says whether claims-junit.xml shows refuted claims as
-// failures.
+// failures (the default also for runs without the flag: faults).
 func (r refutedOptions) junitRefutedFails() (bool, error) {
 	switch report.JUnitRefuted(r.junitAs) {
-	case report.RefutedFailure:
+	case report.RefutedFailure, "":
 		return true, nil
 	case report.RefutedPassed:
 		return false, nil
