@@ -212,3 +212,47 @@ func TestReportRefutedFlags(t *testing.T) {
 		}
 	}
 }
+
+// kubeproof report keeps an interrupted run's report partial: the claims of
+// a spec stopped by the interrupt are not run, as the run said, not errors
+// (which they are in a report that was not interrupted).
+func TestReportKeepsPartial(t *testing.T) {
+	dir := t.TempDir()
+	info := &cluster.Info{Provider: "test", Name: "t", Capabilities: []cluster.Capability{cluster.AuditLog, cluster.EtcdAccess}}
+	if err := info.Save(filepath.Join(dir, "cluster.json")); err != nil {
+		t.Fatal(err)
+	}
+	stopped := types.SpecReport{ContainerHierarchyTexts: []string{"Pod creation flow"}, LeafNodeType: types.NodeTypeIt, LeafNodeText: "kubectl apply -f pod.yaml",
+		LeafNodeLabels: []string{"spec:podflow-create", "claim:000-KUBECTL-HTTP"}, State: types.SpecStateInterrupted,
+		Failure: types.Failure{Message: "Interrupted by User"}, NumAttempts: 1}
+	specs, err := json.Marshal([]types.Report{{SuiteDescription: "kubeproof", SpecReports: types.SpecReports{stopped}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, specsReportName), specs, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	verdict := func() (string, string) {
+		r, err := report.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(r.Documents[0].Claims[0].Verdict), r.Partial
+	}
+	if err := report.Write(dir, report.Report{Partial: "the run was interrupted"}); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := runOut(t, "report", "--report-dir", dir, "--claims", "000-KUBECTL-HTTP"); code != exitcode.OK {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if v, partial := verdict(); v != "not-run" || partial == "" {
+		t.Errorf("judged again after an interrupt: %s, partial %q", v, partial)
+	}
+	if err := os.Remove(filepath.Join(dir, "claims.json")); err != nil {
+		t.Fatal(err)
+	}
+	runOut(t, "report", "--report-dir", dir, "--claims", "000-KUBECTL-HTTP")
+	if v, partial := verdict(); v != "error" || partial != "" {
+		t.Errorf("judged without a partial report: %s, partial %q", v, partial)
+	}
+}

@@ -497,8 +497,9 @@ func newReportCommand() *cobra.Command {
 		Long: `report reads the spec report and cluster info of a run (for example a run made with
 go test -tags e2e ./suites -args --ginkgo.json-report=DIR/specs.json) and writes the
 claims reports there again (claims.md, claims.html, claims.json, claims-junit.xml and
-junit.xml), with the catalog of this binary and --claims-file. --fail-on-refuted and
---junit-refuted-as act as they do for run.`,
+junit.xml), with the catalog of this binary and --claims-file; the report of an
+interrupted run stays partial. --fail-on-refuted and --junit-refuted-as act as they do
+for run.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			refutedFails, err := refuted.junitRefutedFails()
@@ -516,7 +517,11 @@ junit.xml), with the catalog of this binary and --claims-file. --fail-on-refuted
 			if _, err := os.Stat(filepath.Join(dir, specsReportName)); err != nil {
 				return exitcode.Errorf(exitcode.Usage, "--report-dir %s has no %s", dir, specsReportName)
 			}
-			rep, err := judgeRun(dir, cat, selected, info, false, refutedFails)
+			// A run that was interrupted stays a partial report: its
+			// claims whose specs were stopped are not run, not errors.
+			prior, err := report.Load(dir)
+			interrupted := err == nil && prior.Partial != ""
+			rep, err := judgeRun(dir, cat, selected, info, interrupted, refutedFails)
 			if err != nil {
 				return err
 			}
