@@ -21,7 +21,7 @@ GOFLAGS_BUILD := -trimpath -buildvcs=false
 # be safe in parallel; this also proves it). E.g. RUN_FLAGS="--document 003 -v".
 RUN_FLAGS  ?= --parallel 4
 
-.PHONY: all build dist dist-check run test unit lint e2e e2e-kind e2e-restricted e2e-cgroup2 test-kind faults faults-ci interrupt rounds bench matrix prepare down clean
+.PHONY: all build dist dist-check run test unit lint e2e e2e-kind e2e-restricted e2e-cgroup2 test-kind faults faults-ci interrupt rounds bench matrix prepare down clean junit-readers
 
 all: build
 
@@ -37,8 +37,11 @@ run: build
 ## test: unit tests, then the suites on a local cluster and on a kind cluster
 ## made for the occasion, the Raft majority spec on a local cluster with three
 ## etcd members, the local provider on cgroup v2 (two guests), then the fault
-## matrix's CI subset
-test: lint unit e2e e2e-kind e2e-quorum e2e-restricted e2e-cgroup2 faults-ci interrupt registry
+## matrix's CI subset; last, the JUnit reports of those runs read by CI
+## readers' parsers
+test: lint unit e2e e2e-kind e2e-quorum e2e-restricted e2e-cgroup2 faults-ci interrupt registry junit-readers
+# The readers read the reports make test has just written, too.
+test: JUNIT_REPORTS += $(REPORT_DIR) $(REPORT_DIR)-kind $(REPORT_DIR)-quorum $(REPORT_DIR)-restricted
 
 ## test-kind: the suites on a kind cluster only
 test-kind: e2e-kind
@@ -141,6 +144,22 @@ interrupt: build
 ## through a kubeconfig only (ci/registry.sh; PROVIDER=kind for kind)
 registry: build
 	ci/registry.sh $(PROVIDER)
+
+## junit-readers: claims-junit.xml and junit.xml read by the parsers the
+## common CI readers are built on (npm xml-js as mikepenz/action-junit-report
+## uses it, npm xml2js as dorny/test-reporter does, Debian's
+## python3-junitparser as EnricoMi/publish-unit-test-result-action does):
+## each must count the tests, failures, errors and skips claims.json says,
+## also for a copy judged again with --junit-refuted-as failure. The npm
+## packages are installed from ci/junit-readers/package-lock.json into the
+## cache directory once, the Debian package once. JUNIT_REPORTS are the report
+## directories: reports of real runs kept in ci/junit-readers/testdata, and
+## under make test the reports its runs wrote.
+JUNIT_REPORTS ?= $(patsubst %/claims.json,%,$(wildcard ci/junit-readers/testdata/*/claims.json))
+$(TOOLS)/junitreaders: FORCE
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $@ ./ci/junitreaders
+junit-readers: build $(TOOLS)/junitreaders
+	$(TOOLS)/junitreaders --kubeproof $(KUBEPROOF) $(JUNIT_REPORTS)
 
 ## rounds: ROUNDS runs in a row on PROVIDER, and the verdicts that differ
 ROUNDS   ?= 10

@@ -36,7 +36,7 @@ func (s *selection) addFlags(cmd *cobra.Command, withIDs bool) {
 // load reads the catalog (and the user's file) and checks that every claim
 // names specs this binary has.
 func (s *selection) load() (*claims.Catalog, error) {
-	cat, err := claims.Load(fixtures.Claims())
+	cat, err := claims.LoadAt(fixtures.Claims(), fixtures.ClaimsDir)
 	if err != nil {
 		return nil, exitcode.With(exitcode.Internal, err)
 	}
@@ -239,7 +239,7 @@ func newClaimsSpecsCommand() *cobra.Command {
 // evidence path it names is one those specs record, of a type its
 // expectation can hold. It returns every problem found.
 func lintClaimsFile(path string) (int, []string) {
-	cat, err := claims.Load(fixtures.Claims())
+	cat, err := claims.LoadAt(fixtures.Claims(), fixtures.ClaimsDir)
 	if err != nil {
 		return 0, []string{"the built-in catalog: " + err.Error()}
 	}

@@ -55,18 +55,28 @@ func newDownCommand(o *options) *cobra.Command {
 }
 
 func newStatusCommand(o *options) *cobra.Command {
-	return providerCommand(o, "status", "Show whether the cluster is up and how its parts are",
+	var output string
+	cmd := providerCommand(o, "status", "Show whether the cluster is up and how its parts are",
 		func(cmd *cobra.Command, p cluster.Provider) error {
 			s, err := p.Status(cmd.Context())
 			if err != nil {
 				return err
 			}
-			printStatus(s)
+			if output == "json" {
+				if err := writeJSON(cmd.OutOrStdout(), statusDoc(o.provider, o.name, s)); err != nil {
+					return err
+				}
+			} else {
+				printStatus(s)
+			}
 			if !s.Up {
 				return exitcode.Errorf(exitcode.Unreachable, "cluster %q is not up", o.name)
 			}
 			return nil
 		})
+	addOutputFlag(cmd, &output)
+	cmd.PreRunE = func(*cobra.Command, []string) error { return checkOutput(output) }
+	return cmd
 }
 
 func newEnvCommand(o *options) *cobra.Command {

@@ -31,7 +31,7 @@ func completeWith(candidates func() []string) func(*cobra.Command, []string, str
 // catalog is the built-in claims catalog, for completions (nil if it does
 // not load, which its tests rule out).
 func catalog() *claims.Catalog {
-	cat, err := claims.Load(fixtures.Claims())
+	cat, err := claims.LoadAt(fixtures.Claims(), fixtures.ClaimsDir)
 	if err != nil {
 		return &claims.Catalog{}
 	}
@@ -78,11 +78,13 @@ func providerNames() []string {
 	return out
 }
 
-// registerCompletions completes claim IDs, documents, label filters and
-// providers wherever a command has those flags.
+// registerCompletions completes claim IDs, documents, label filters,
+// providers and the values of --junit-refuted-as and -o wherever a command
+// has those flags.
 func registerCompletions(root *cobra.Command) {
 	flags := map[string]func() []string{
 		"claims": claimIDs, "document": documentNames, "label-filter": specLabels, "provider": providerNames,
+		"junit-refuted-as": func() []string { return []string{"failure", "passed"} },
 	}
 	var walk func(*cobra.Command)
 	walk = func(c *cobra.Command) {
@@ -90,6 +92,10 @@ func registerCompletions(root *cobra.Command) {
 			if c.Flags().Lookup(name) != nil || (c == root && c.PersistentFlags().Lookup(name) != nil) {
 				_ = c.RegisterFlagCompletionFunc(name, completeWith(candidates))
 			}
+		}
+		// kubectl's -o (bench's --output is a directory).
+		if f := c.Flags().Lookup("output"); f != nil && f.Shorthand == "o" {
+			_ = c.RegisterFlagCompletionFunc("output", completeWith(func() []string { return []string{"table", "json"} }))
 		}
 		for _, sub := range c.Commands() {
 			walk(sub)

@@ -17,6 +17,8 @@ func TestCompletions(t *testing.T) {
 		{[]string{"run", "--claims", "004-CRI-GRPC,002-RAFT"}, "004-CRI-GRPC,002-RAFT-MAJORITY"},
 		{[]string{"run", "--label-filter", "spec:kubelet-cr"}, "spec:kubelet-cri"},
 		{[]string{"up", "--provider", "ki"}, "kind"},
+		{[]string{"report", "--junit-refuted-as", "pa"}, "passed"},
+		{[]string{"status", "--output", "js"}, "json"},
 	} {
 		cmd, _, err := root.Find(tc.args[:1])
 		if err != nil {

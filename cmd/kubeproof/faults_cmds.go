@@ -68,7 +68,7 @@ func runFaults(cmd *cobra.Command, o *options, fo *faultsOptions) error {
 			return exitcode.Errorf(exitcode.Usage, "--%s: the fault matrix says how each cluster is broken", name)
 		}
 	}
-	cat, err := claims.Load(fixtures.Claims())
+	cat, err := claims.LoadAt(fixtures.Claims(), fixtures.ClaimsDir)
 	if err != nil {
 		return exitcode.With(exitcode.Internal, err)
 	}

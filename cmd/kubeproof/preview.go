@@ -86,8 +86,9 @@ func previewSpecs(ctx context.Context, labelFilter string, focus, skip []string)
 }
 
 // checkSelection stops a run whose filters select no spec, before anything
-// is brought up; with dryRun it prints what would run and stops the run.
-func checkSelection(ctx context.Context, w io.Writer, labelFilter string, focus, skip []string, dryRun bool) (stop bool, err error) {
+// is brought up; with dryRun it prints what would run (as JSON with output
+// json) and stops the run.
+func checkSelection(ctx context.Context, w io.Writer, labelFilter string, focus, skip []string, dryRun bool, output string) (stop bool, err error) {
 	if labelFilter == "" && len(focus) == 0 && len(skip) == 0 && !dryRun {
 		return false, nil
 	}
@@ -100,6 +101,9 @@ func checkSelection(ctx context.Context, w io.Writer, labelFilter string, focus,
 	}
 	if !dryRun {
 		return false, nil
+	}
+	if output == "json" {
+		return true, writeJSON(w, dryRunDoc(run, total))
 	}
 	fmt.Fprintf(w, "would run %d of %d specs:\n", len(run), total)
 	for _, s := range run {

@@ -23,14 +23,16 @@ import (
 )
 
 type runOptions struct {
-	sel           selection
-	failOnRefuted bool
-	dryRun        bool
-	keep          bool
-	reportDir     string
-	labelFilter   string
-	focus         []string
-	skip          []string
+	sel     selection
+	refuted refutedOptions
+	dryRun  bool
+	// output is how --dry-run prints what would run: table or json.
+	output      string
+	keep        bool
+	reportDir   string
+	labelFilter string
+	focus       []string
+	skip        []string
 	// rerunFailed is a report directory whose failed specs this run runs.
 	rerunFailed string
 	// flakeAttempts gives a failed spec more attempts; one that passes on
@@ -63,6 +65,7 @@ codes mean kubeproof itself could not do its job (see kubeproof --help).`,
 	}
 	addClusterFlags(cmd, o)
 	addRunFlags(cmd, r, "kubeproof-report")
+	cmd.Flags().StringVarP(&r.output, "output", "o", "table", "with --dry-run: how to print what would run, table or json")
 	return cmd
 }
 
@@ -85,8 +88,35 @@ func addRunFlags(cmd *cobra.Command, r *runOptions, reportDir string) {
 	f.DurationVar(&r.pollProgressAfter, "poll-progress-after", 0, "print the progress of a spec that has run this long, then every 30 s (0: never)")
 	f.StringArrayVar(&r.ginkgoArgs, "ginkgo-arg", nil, "a Ginkgo flag for the spec runner, without its prefix, e.g. randomize-all or seed=42 (repeatable)")
 	f.BoolVar(&r.dryRun, "dry-run", false, "list the specs the selection would run and the claims they decide; bring nothing up")
-	f.BoolVar(&r.failOnRefuted, "fail-on-refuted", false, "exit with code 10 when a documented claim is refuted (by default refuted documentation is reported, not failed)")
+	addRefutedFlags(cmd, &r.refuted)
 	r.sel.addFlags(cmd, true)
+}
+
+// refutedOptions say what a refuted claim does: to the exit code
+// (--fail-on-refuted) and, apart from it, in claims-junit.xml
+// (--junit-refuted-as): by default a failure there, as CI readers show
+// passing tests' output to nobody, while the run still exits 0.
+type refutedOptions struct {
+	failOnRefuted bool
+	junitAs       string
+}
+
+func addRefutedFlags(cmd *cobra.Command, r *refutedOptions) {
+	f := cmd.Flags()
+	f.BoolVar(&r.failOnRefuted, "fail-on-refuted", false, "exit with code 10 when a documented claim is refuted (by default refuted documentation is reported, not failed)")
+	f.StringVar(&r.junitAs, "junit-refuted-as", string(report.RefutedFailure), "what a refuted claim is in claims-junit.xml, whatever the exit code: failure (its message says what the cluster did instead) or passed (the verdict only in its output)")
+}
+
+// junitRefutedFails says whether claims-junit.xml shows refuted claims as
+// failures (the default also for runs without the flag: faults).
+func (r refutedOptions) junitRefutedFails() (bool, error) {
+	switch report.JUnitRefuted(r.junitAs) {
+	case report.RefutedFailure, "":
+		return true, nil
+	case report.RefutedPassed:
+		return false, nil
+	}
+	return false, exitcode.Errorf(exitcode.Usage, "--junit-refuted-as %q: want failure or passed", r.junitAs)
 }
 
 func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
@@ -106,6 +136,18 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 		if filter, err = failedSpecsFilter(r.rerunFailed, filter); err != nil {
 			return err
 		}
+	}
+	if _, err := r.refuted.junitRefutedFails(); err != nil {
+		return err
+	}
+	switch {
+	case r.output == "":
+		r.output = "table" // matrix runs have no --output
+	case r.output == "json" && !r.dryRun:
+		return exitcode.Errorf(exitcode.Usage, "--output json goes with --dry-run (a run's results are in claims.json of --report-dir)")
+	}
+	if err := checkOutput(r.output); err != nil {
+		return err
 	}
 	if r.flakeAttempts < 1 {
 		return exitcode.Errorf(exitcode.Usage, "--flake-attempts %d: want 1 or more", r.flakeAttempts)
@@ -128,7 +170,7 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 		}
 	}
 	// An empty selection is a usage error, found before anything is up.
-	if stop, err := checkSelection(ctx, cmd.OutOrStdout(), filter, r.focus, r.skip, r.dryRun); stop || err != nil {
+	if stop, err := checkSelection(ctx, cmd.OutOrStdout(), filter, r.focus, r.skip, r.dryRun, r.output); stop || err != nil {
 		return err
 	}
 	pr := printer()
@@ -188,8 +230,13 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 		exportLogs(ctx, p, reportDir)
 		return exitcode.With(code, errReported)
 	}
-	if r.failOnRefuted && rep.Summary[string(claims.Refuted)] > 0 {
-		return exitcode.Errorf(exitcode.Refuted, "%d documented claims were refuted (--fail-on-refuted)", rep.Summary[string(claims.Refuted)])
+	return r.refuted.check(rep)
+}
+
+// check is --fail-on-refuted: exit code 10 when a claim was refuted.
+func (r refutedOptions) check(rep report.Report) error {
+	if n := rep.Summary[string(claims.Refuted)]; r.failOnRefuted && n > 0 {
+		return exitcode.Errorf(exitcode.Refuted, "%d documented claims were refuted (--fail-on-refuted)", n)
 	}
 	return nil
 }
@@ -235,7 +282,8 @@ func (s suiteRun) on(ctx context.Context, info *cluster.Info, reportDir string) 
 	if interrupted && interruptsOf(ctx).skipReport() {
 		return report.Report{}, code, ctx.Err()
 	}
-	rep, err := judgeRun(reportDir, s.cat, s.selected, info, interrupted, s.opts.failOnRefuted)
+	refutedFails, _ := s.opts.refuted.junitRefutedFails() // checked before the run
+	rep, err := judgeRun(reportDir, s.cat, s.selected, info, interrupted, refutedFails)
 	if err == nil && interrupted {
 		err = ctx.Err()
 	}
@@ -269,7 +317,8 @@ func specFilter(selected []claims.Claim, userFilter string) string {
 
 // judgeRun gives each selected claim its verdict from the run's spec report
 // and writes claims.json, claims.md, claims.html and claims-junit.xml
-// (where refuted claims are failures when refutedFails).
+// (where refuted claims are failures when refutedFails), and junit.xml
+// from the spec report.
 func judgeRun(reportDir string, cat *claims.Catalog, selected []claims.Claim, info *cluster.Info, interrupted, refutedFails bool) (report.Report, error) {
 	run := claims.Run{Specs: map[string]claims.SpecResult{}}
 	path := filepath.Join(reportDir, specsReportName)
@@ -289,6 +338,11 @@ func judgeRun(reportDir string, cat *claims.Catalog, selected []claims.Claim, in
 	}
 	if err := report.Write(reportDir, rep); err != nil {
 		return report.Report{}, err
+	}
+	if _, err := os.Stat(path); err == nil {
+		if err := report.SpecsJUnit(path, filepath.Join(reportDir, "junit.xml")); err != nil && !interrupted {
+			return report.Report{}, err
+		}
 	}
 	return rep, nil
 }
@@ -333,8 +387,9 @@ func runSpecProcess(ctx context.Context, infoPath, reportDir, labelFilter string
 	}
 	// Reports and filters, in the Ginkgo flag names of a test binary
 	// (--ginkgo.x) or of Ginkgo's CLI (--x) for parallel runs.
+	// junit.xml is written from the JSON report once the specs have run
+	// (report.SpecsJUnit), in the shape CI readers keep.
 	ginkgoFlags := []string{
-		"junit-report=" + filepath.Join(reportDir, "junit.xml"),
 		"json-report=" + filepath.Join(reportDir, specsReportName),
 		"timeout=" + r.timeout.String(),
 	}
@@ -435,14 +490,22 @@ func exportLogs(ctx context.Context, p cluster.Provider, reportDir string) {
 func newReportCommand() *cobra.Command {
 	sel := &selection{}
 	var dir string
+	var refuted refutedOptions
 	cmd := &cobra.Command{
 		Use:   "report",
 		Short: "Judge the claims again from a finished run's report directory (specs.json, cluster.json)",
 		Long: `report reads the spec report and cluster info of a run (for example a run made with
 go test -tags e2e ./suites -args --ginkgo.json-report=DIR/specs.json) and writes the
-claims reports there again, with the catalog of this binary and --claims-file.`,
+claims reports there again (claims.md, claims.html, claims.json, claims-junit.xml and
+junit.xml), with the catalog of this binary and --claims-file; the report of an
+interrupted run stays partial. --fail-on-refuted and --junit-refuted-as act as they do
+for run.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			refutedFails, err := refuted.junitRefutedFails()
+			if err != nil {
+				return err
+			}
 			cat, selected, err := sel.selected()
 			if err != nil {
 				return err
@@ -454,15 +517,20 @@ claims reports there again, with the catalog of this binary and --claims-file.`,
 			if _, err := os.Stat(filepath.Join(dir, specsReportName)); err != nil {
 				return exitcode.Errorf(exitcode.Usage, "--report-dir %s has no %s", dir, specsReportName)
 			}
-			rep, err := judgeRun(dir, cat, selected, info, false, false)
+			// A run that was interrupted stays a partial report: its
+			// claims whose specs were stopped are not run, not errors.
+			prior, err := report.Load(dir)
+			interrupted := err == nil && prior.Partial != ""
+			rep, err := judgeRun(dir, cat, selected, info, interrupted, refutedFails)
 			if err != nil {
 				return err
 			}
 			report.Terminal(os.Stdout, rep)
-			return nil
+			return refuted.check(rep)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "report-dir", "kubeproof-report", "the run's report directory")
+	addRefutedFlags(cmd, &refuted)
 	sel.addFlags(cmd, true)
 	cmd.AddCommand(newReportDiffCommand(), newReportMergeCommand())
 	return cmd
@@ -470,20 +538,32 @@ claims reports there again, with the catalog of this binary and --claims-file.`,
 
 func newReportDiffCommand() *cobra.Command {
 	var timing bool
+	var output string
 	cmd := &cobra.Command{
 		Use:   "diff DIR DIR...",
 		Short: "List the claims whose verdict differs between runs (their report directories)",
 		Long: `diff reads claims.json from each report directory and prints, as a Markdown table, every
 claim whose verdict is not the same in all of them; timing claims, whose verdicts follow
-the machine's load, only with --timing. Exit code 1 when a verdict differs.`,
+the machine's load, only with --timing. Exit code 1 when a verdict differs. With -o json,
+the differences as a JSON document (docs/ci.md).`,
 		Args: usageArgs(cobra.MinimumNArgs(2)),
-		RunE: func(_ *cobra.Command, dirs []string) error {
+		RunE: func(cmd *cobra.Command, dirs []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
 			runs, err := loadReports(dirs)
 			if err != nil {
 				return err
 			}
 			diffs := report.Diff(runs, timing)
-			report.WriteDiff(os.Stdout, dirs, diffs)
+			if output == "json" {
+				doc := diffJSON{SchemaVersion: diffSchema, Runs: dirs, Timing: timing, Differences: append([]report.Difference{}, diffs...)}
+				if err := writeJSON(cmd.OutOrStdout(), doc); err != nil {
+					return err
+				}
+			} else {
+				report.WriteDiff(cmd.OutOrStdout(), dirs, diffs)
+			}
 			if len(diffs) > 0 {
 				return exitcode.With(exitcode.SpecsFailed, errReported)
 			}
@@ -491,6 +571,7 @@ the machine's load, only with --timing. Exit code 1 when a verdict differs.`,
 		},
 	}
 	cmd.Flags().BoolVar(&timing, "timing", false, "also list timing claims")
+	addOutputFlag(cmd, &output)
 	return cmd
 }
 

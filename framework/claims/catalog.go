@@ -14,11 +14,13 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
+	yaml3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
@@ -92,6 +94,21 @@ type Claim struct {
 	// mechanism behind an effect the claim confirms, or why a refutation
 	// stands (what the cluster does instead, and where Kubernetes says so).
 	Note string `json:"note,omitempty"`
+	// Source is where the claim is written: its claims file and the line
+	// of its id, for reports that point readers at it (claims-junit.xml's
+	// file and line). Set when the file is loaded, never written in one.
+	Source *Source `json:"source,omitempty"`
+}
+
+// Source is a place in a claims file.
+type Source struct {
+	// File is the claims file's path as a reader finds it: relative to the
+	// repository for the built-in catalog (fixtures/claims/...), as given
+	// (relative to the working directory where it is inside it) for a
+	// user's file.
+	File string `json:"file"`
+	// Line is the 1-based line of the claim's id.
+	Line int `json:"line"`
 }
 
 // Alternative is a condition under which a claim holds.
@@ -132,7 +149,11 @@ func (c *Catalog) OfDocument(name string) []Claim {
 }
 
 // Load reads every *.yaml file of fsys's root as a claims file.
-func Load(fsys fs.FS) (*Catalog, error) {
+func Load(fsys fs.FS) (*Catalog, error) { return LoadAt(fsys, "") }
+
+// LoadAt is Load for a tree that is the directory dir of a repository: the
+// claims' sources name their files under dir (fixtures/claims/000_....yaml).
+func LoadAt(fsys fs.FS, dir string) (*Catalog, error) {
 	names, err := fs.Glob(fsys, "*.yaml")
 	if err != nil {
 		return nil, fmt.Errorf("list claims files: %w", err)
@@ -144,7 +165,7 @@ func Load(fsys fs.FS) (*Catalog, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read claims file %s: %w", name, err)
 		}
-		if err := cat.add(name, data); err != nil {
+		if err := cat.add(name, path.Join(dir, name), data); err != nil {
 			return nil, err
 		}
 	}
@@ -157,13 +178,32 @@ func (c *Catalog) AddFile(p string) error {
 	if err != nil {
 		return fmt.Errorf("read claims file: %w", err)
 	}
-	if err := c.add(path.Base(p), data); err != nil {
+	if err := c.add(path.Base(p), sourcePath(p), data); err != nil {
 		return err
 	}
 	return c.Validate()
 }
 
-func (c *Catalog) add(name string, data []byte) error {
+// sourcePath is how reports name a user's claims file: relative to the
+// working directory when it is inside it (a CI job's checkout), else as
+// given.
+func sourcePath(p string) string {
+	if !filepath.IsAbs(p) {
+		return filepath.ToSlash(filepath.Clean(p))
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return p
+	}
+	rel, err := filepath.Rel(wd, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return p
+	}
+	return filepath.ToSlash(rel)
+}
+
+// add adds the claims file name, found at source, to the catalog.
+func (c *Catalog) add(name, source string, data []byte) error {
 	var f File
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
 		return fmt.Errorf("claims file %s: %w", name, err)
@@ -171,12 +211,52 @@ func (c *Catalog) add(name string, data []byte) error {
 	if f.Document.File == "" {
 		return fmt.Errorf("claims file %s: document.file is empty", name)
 	}
+	lines, err := idLines(data)
+	if err != nil {
+		return fmt.Errorf("claims file %s: %w", name, err)
+	}
 	c.Documents = append(c.Documents, f.Document)
-	for _, cl := range f.Claims {
+	for i, cl := range f.Claims {
+		if cl.Source != nil {
+			return fmt.Errorf("claims file %s: claim %s: source is set by kubeproof, not written in a claims file", name, cl.ID)
+		}
 		cl.Document = f.Document.File
+		if i < len(lines) {
+			cl.Source = &Source{File: source, Line: lines[i]}
+		}
 		c.Claims = append(c.Claims, cl)
 	}
 	return nil
+}
+
+// idLines returns, for each entry of a claims file's claims list in order,
+// the line of its id (of the entry itself when it has none).
+func idLines(data []byte) ([]int, error) {
+	var doc yaml3.Node
+	if err := yaml3.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	if doc.Kind != yaml3.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml3.MappingNode {
+		return nil, nil
+	}
+	top := doc.Content[0].Content
+	for i := 0; i+1 < len(top); i += 2 {
+		if top[i].Value != "claims" || top[i+1].Kind != yaml3.SequenceNode {
+			continue
+		}
+		var lines []int
+		for _, item := range top[i+1].Content {
+			line := item.Line
+			for j := 0; item.Kind == yaml3.MappingNode && j+1 < len(item.Content); j += 2 {
+				if item.Content[j].Value == "id" {
+					line = item.Content[j].Line
+				}
+			}
+			lines = append(lines, line)
+		}
+		return lines, nil
+	}
+	return nil, nil
 }
 
 var (

@@ -99,11 +99,47 @@ func TestValidateRejects(t *testing.T) {
 		"unknown field":        "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, specs: [x-y], expect: [{evidence: e, equals: 1}], verdict: confirmed}]",
 		"untestable with spec": "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, specs: [x-y], notTestable: why}]",
 		"duplicate id":         "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, notTestable: why}, {id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, notTestable: why}]",
+		"source written":       "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, notTestable: why, source: {file: f, line: 1}}]",
 	}
 	for name, body := range bad {
 		_, err := Load(fstest.MapFS{"x.yaml": {Data: []byte("document: {file: d.txt, title: t}\n" + body)}})
 		if err == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// Each claim knows the file and the line of its id, in block and in flow
+// style, under the directory the catalog was loaded from.
+func TestSourceLines(t *testing.T) {
+	doc := `# a comment
+document: {file: d.txt, title: t}
+claims:
+- id: A-ONE
+  section: s
+  quote: q
+  statement: s
+  component: c
+  kind: behaviour
+  notTestable: why
+
+-   section: s
+    quote: q
+    id: A-TWO
+    statement: s
+    component: c
+    kind: behaviour
+    notTestable: why
+- {id: A-THREE, section: s, quote: q, statement: s, component: c, kind: behaviour, notTestable: why}
+`
+	cat, err := LoadAt(fstest.MapFS{"d.yaml": {Data: []byte(doc)}}, "fixtures/claims")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"A-ONE": 4, "A-TWO": 14, "A-THREE": 19}
+	for _, c := range cat.Claims {
+		if c.Source == nil || c.Source.File != "fixtures/claims/d.yaml" || c.Source.Line != want[c.ID] {
+			t.Errorf("%s: source %+v, want fixtures/claims/d.yaml:%d", c.ID, c.Source, want[c.ID])
 		}
 	}
 }

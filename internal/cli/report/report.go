@@ -38,8 +38,8 @@ type Report struct {
 	Documents  []DocumentResult `json:"documents"`
 	// Specs are the specs that ran, with all the evidence they recorded.
 	Specs []claims.SpecResult `json:"specs"`
-	// RefutedFails: refuted claims fail the run (--fail-on-refuted); it
-	// decides what claims-junit.xml calls a failure.
+	// RefutedFails: claims-junit.xml shows refuted claims as failures
+	// (--junit-refuted-as failure), whatever the exit code.
 	RefutedFails bool `json:"-"`
 }
 
