@@ -69,9 +69,13 @@ type measurement struct {
 		Scroll float64 `json:"scroll"`
 		Client float64 `json:"client"`
 	} `json:"overflows"`
-	Korean     bool    `json:"korean"`
-	DocViewTop float64 `json:"docViewTop"`
-	Lines      int     `json:"lines"`
+	Korean bool `json:"korean"`
+	// DocViews are where each document's line-by-line view begins.
+	DocViews []struct {
+		File string  `json:"file"`
+		Top  float64 `json:"top"`
+	} `json:"docViews"`
+	Lines int `json:"lines"`
 }
 
 // measureJS reads the laid-out page: its width against the window's, each
@@ -79,8 +83,7 @@ type measurement struct {
 const measureJS = `(() => {
   const out = {innerWidth: window.innerWidth, scrollWidth: document.documentElement.scrollWidth, columns: [], overflows: [],
     korean: document.fonts.check('16px "NanumGothic"', '가'), lines: document.querySelectorAll('table.doc tr').length - 1};
-  const dv = document.querySelector('table.doc');
-  out.docViewTop = dv ? dv.getBoundingClientRect().top + window.scrollY : -1;
+  out.docViews = [...document.querySelectorAll('h2[id^="doc-"]')].map(h => ({file: h.id.slice(4), top: h.getBoundingClientRect().top + window.scrollY}));
   for (const table of document.querySelectorAll('table')) {
     const name = table.className || "table";
     for (const th of table.rows[0].cells) out.columns.push({table: name, name: th.textContent.trim(), width: th.getBoundingClientRect().width});
@@ -104,7 +107,11 @@ func TestReportInBrowser(t *testing.T) {
 	page := writeRealReport(t, dir)
 
 	b := startBrowser(ctx, t)
-	defer b.close()
+	defer func() {
+		if log := b.close(); t.Failed() {
+			t.Logf("chromium's log:\n%s", log)
+		}
+	}()
 	for _, view := range []struct {
 		name  string
 		width float64
@@ -117,6 +124,9 @@ func TestReportInBrowser(t *testing.T) {
 		}
 		if !m.Korean {
 			t.Errorf("%s: no Korean font (NanumGothic) for the documents' lines", view.name)
+		}
+		if len(m.DocViews) != 5 {
+			t.Errorf("%s: %d documents have a line-by-line view, want the five seeds", view.name, len(m.DocViews))
 		}
 		if m.Lines < 300 {
 			t.Errorf("%s: the document view has %d lines; a full run's five documents have more than 300", view.name, m.Lines)
@@ -352,11 +362,13 @@ func (b *browser) render(ctx context.Context, t *testing.T, page string, width f
 	}
 	var m measurement
 	must(json.Unmarshal(eval.Result.Value, &m))
+	// The top of the page, and each document's view (from its heading).
 	shots := map[string][]byte{}
-	for name, y := range map[string]float64{"claims": 0, "document-view": m.DocViewTop - 80} {
-		if y < 0 {
-			continue
-		}
+	tops := map[string]float64{"claims": 0}
+	for _, d := range m.DocViews {
+		tops["document-"+strings.SplitN(d.File, "_", 2)[0]] = d.Top - 10
+	}
+	for name, y := range tops {
 		var shot struct {
 			Data string `json:"data"`
 		}
@@ -369,7 +381,8 @@ func (b *browser) render(ctx context.Context, t *testing.T, page string, width f
 	return m, shots
 }
 
-func (b *browser) close() {
+// close ends the browser and returns its log.
+func (b *browser) close() string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = b.call(ctx, "", "Browser.close", map[string]any{}, nil)
@@ -380,9 +393,7 @@ func (b *browser) close() {
 	case <-done:
 	case <-ctx.Done():
 		_ = b.cmd.Process.Kill()
-		<-done
+		_ = <-done
 	}
-	if s := strings.TrimSpace(b.stderr.String()); s != "" && testing.Verbose() {
-		fmt.Fprintf(os.Stderr, "chromium's log:\n%s\n", s)
-	}
+	return strings.TrimSpace(b.stderr.String())
 }

@@ -27,10 +27,22 @@ func HTML(w io.Writer, r Report) error {
 	}
 	return page.Execute(w, struct {
 		Report
-		Bar     template.HTML
-		Timing  template.HTML
-		Flagged int
-	}{r, summaryBar(r.Summary), timingChart(r), flagged})
+		Bar       template.HTML
+		Timing    template.HTML
+		HasTiming bool
+		Flagged   int
+	}{r, summaryBar(r.Summary), timingChart(r), hasTiming(r), flagged})
+}
+
+func hasTiming(r Report) bool {
+	for _, d := range r.Documents {
+		for _, res := range d.Claims {
+			if res.Claim.Kind == claims.Timing {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 var verdictColor = map[string]string{
@@ -219,13 +231,13 @@ var page = template.Must(template.New("claims").Funcs(pageFuncs).Parse(`<!DOCTYP
 <td><ul class="obs">{{range .Seen}}<li>{{.}}</li>{{end}}</ul></td><td><ul class="obs">{{range .NotSeen}}<li>{{.}}</li>{{end}}</ul></td>
 <td>{{range .Refuted}}<a href="#{{anchor .}}"><code>{{.}}</code></a> {{end}}</td></tr>{{end}}
 </table>{{end}}
-{{if .Timing}}<h2>Timing claims: measurements beside the documents' numbers</h2>
+{{if .HasTiming}}<h2>Timing claims: measurements beside the documents' numbers</h2>
 <p>A document's number is a fact of its author's cluster: faster or slower here is a measurement, not a refutation (it does not fail <code>--fail-on-refuted</code>).</p>
 <table class="timing"><colgroup><col class="c-tclaim"><col class="c-tdoc"><col class="c-tmeasured"><col class="c-tverdict"></colgroup>
 <tr><th>claim</th><th>the document</th><th>measured here</th><th>verdict</th></tr>
-{{range $d := .Documents}}{{range .Claims}}{{if .Measurement}}<tr><td><a href="#{{anchor .Claim.ID}}"><code>{{.Claim.ID}}</code></a></td>
+{{range $d := .Documents}}{{range .Claims}}{{if eq .Claim.Kind "timing"}}<tr><td><a href="#{{anchor .Claim.ID}}"><code>{{.Claim.ID}}</code></a></td>
 <td>{{.Claim.Claimed}}{{if $d.Environment}}, on {{$d.Environment}}{{else}} <span class="meta">(the document names no environment)</span>{{end}}</td>
-<td>{{measured .Measurement}}<div class="meta">on {{cluster $.Cluster}}</div></td>
+<td>{{with .Measurement}}{{measured .}}<div class="meta">on {{cluster $.Cluster}}</div>{{else}}{{.Reason}}{{end}}</td>
 <td class="verdict" style="background:{{color .Verdict}}">{{.Verdict}}</td></tr>{{end}}{{end}}{{end}}
 </table>
 {{.Timing}}{{end}}
