@@ -389,11 +389,15 @@ func (b *browser) close() string {
 	b.in.Close()
 	done := make(chan error, 1)
 	go func() { done <- b.cmd.Wait() }()
+	var err error
 	select {
-	case <-done:
+	case err = <-done:
 	case <-ctx.Done():
 		_ = b.cmd.Process.Kill()
-		_ = <-done
+		err = <-done
+	}
+	if err != nil {
+		fmt.Fprintf(&b.stderr, "\nchromium ended: %v", err)
 	}
 	return strings.TrimSpace(b.stderr.String())
 }
