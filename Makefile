@@ -21,7 +21,7 @@ GOFLAGS_BUILD := -trimpath -buildvcs=false
 # be safe in parallel; this also proves it). E.g. RUN_FLAGS="--document 003 -v".
 RUN_FLAGS  ?= --parallel 4
 
-.PHONY: all build dist dist-check run test unit lint e2e e2e-kind e2e-restricted e2e-cgroup2 test-kind faults faults-ci interrupt rounds bench matrix prepare down clean junit-readers
+.PHONY: all build dist dist-check run test unit browser lint e2e e2e-kind e2e-restricted e2e-cgroup2 test-kind faults faults-ci interrupt rounds bench matrix prepare down clean junit-readers
 
 all: build
 
@@ -34,12 +34,12 @@ build:
 run: build
 	$(KUBEPROOF) run --provider local --report-dir $(REPORT_DIR) $(RUN_FLAGS)
 
-## test: unit tests, then the suites on a local cluster and on a kind cluster
+## test: unit tests, the report in a browser (browser), then the suites on a local cluster and on a kind cluster
 ## made for the occasion, the Raft majority spec on a local cluster with three
 ## etcd members, the local provider on cgroup v2 (two guests), then the fault
 ## matrix's CI subset; last, the JUnit reports of those runs read by CI
 ## readers' parsers
-test: lint unit e2e e2e-kind e2e-quorum e2e-restricted e2e-cgroup2 faults-ci interrupt registry junit-readers
+test: lint unit browser e2e e2e-kind e2e-quorum e2e-restricted e2e-cgroup2 faults-ci interrupt registry junit-readers
 # The readers read the reports make test has just written, too.
 test: JUNIT_REPORTS += $(REPORT_DIR) $(REPORT_DIR)-kind $(REPORT_DIR)-quorum $(REPORT_DIR)-restricted
 
@@ -48,6 +48,17 @@ test-kind: e2e-kind
 
 unit:
 	$(GO) test ./...
+
+## browser: claims.html of a real run's report (internal/cli/report/testdata)
+## rendered by headless Chromium at 1280 and 1400 px and as printed (A4
+## landscape); fails when the page is wider than its window, a column is
+## narrower than its minimum or a cell's content spills. Installs Debian's
+## chromium and fonts-nanum when they are missing. The page and screenshots
+## (the top of the page, the document view) are kept in BROWSER_DIR.
+BROWSER_DIR ?= _output/browser
+browser:
+	mkdir -p $(BROWSER_DIR)
+	$(GO) test -tags browser -count=1 -run TestReportInBrowser -v ./internal/cli/report -args -browser.out=$(abspath $(BROWSER_DIR))
 
 ## lint: gofmt, go vet (with the e2e tag too), go mod tidy, actionlint on the
 ## GitHub Actions recipe, golangci-lint (.golangci.yml); the two linters are
@@ -64,6 +75,7 @@ lint: $(ACTIONLINT) $(GOLANGCI_LINT)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./suites/... ./cmd/...
+	$(GO) vet -tags browser ./internal/cli/report
 	$(GO) mod tidy -diff
 	$(ACTIONLINT) ci/github-actions.yml
 	$(GOLANGCI_LINT) run ./...

@@ -5,15 +5,14 @@ package suites
 import (
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/yaml"
-
+	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework/claims"
 )
 
@@ -25,71 +24,26 @@ var update = flag.Bool("update", false, "rewrite docs/sentences.md from the seed
 // testable and still open. docs/sentences.md is that table.
 func TestEverySentenceIsDecided(t *testing.T) {
 	cat := ownCatalog(t)
-	seedFiles, err := filepath.Glob(filepath.Join("..", "fixtures", "seeds", "*.txt"))
+	seedFiles, err := fs.Glob(fixtures.Seeds(), "*.txt")
 	if err != nil || len(seedFiles) == 0 {
 		t.Fatalf("no seeds: %v", err)
 	}
 	var doc strings.Builder
 	doc.WriteString(sentencesPreamble)
-	for _, path := range seedFiles {
-		file := filepath.Base(path)
-		data, err := os.ReadFile(path)
+	for _, file := range seedFiles {
+		text, _, err := claims.LoadDocumentText(fixtures.Seeds(), fixtures.Sentences(), file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		notes, err := loadSentenceNotes(strings.TrimSuffix(file, ".txt"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var docClaims []claims.Claim
-		for _, c := range cat.Claims {
-			if c.Document == file {
-				docClaims = append(docClaims, c)
-			}
-		}
-		units := seedUnits(string(data))
-		used := make([]bool, len(notes.Lines))
-		var rows []sentenceRow
-		for _, u := range units {
-			row := sentenceRow{unit: u, claims: quotingClaims(u, docClaims)}
-			if i := notes.find(u.lines[0], false); i >= 0 {
-				used[i] = true
-				row.note = &notes.Lines[i]
-			}
-			// A block's other lines may carry notes of their own: what a
-			// diagram says beyond the claims that quote it.
-			for j := 1; u.block && j < len(u.lines); j++ {
-				if i := notes.find(u.lines[j], true); i >= 0 {
-					used[i] = true
-					row.inner = append(row.inner, innerNote{line: u.numbers[j], text: u.lines[j], note: &notes.Lines[i]})
-				}
-			}
-			switch {
-			case row.note != nil && len(row.claims) > 0 && !u.block:
-				t.Errorf("%s line %d: quoted by %v and also noted in fixtures/sentences: drop the note", file, u.first, row.claims)
-			case row.note == nil && len(row.claims) == 0:
-				t.Errorf("%s line %d is neither quoted by a claim nor noted in fixtures/sentences/%s: %q", file, u.first, strings.TrimSuffix(file, ".txt")+".yaml", u.lines[0])
-			}
-			rows = append(rows, row)
-		}
-		for i, n := range notes.Lines {
-			if !used[i] {
-				t.Errorf("fixtures/sentences for %s: note %q matches no line of the seed", file, n.Text)
-			}
-			if err := n.validate(); err != nil {
-				t.Errorf("fixtures/sentences for %s: %v", file, err)
-			}
-			for _, id := range n.Restates {
-				if _, ok := cat.Claim(id); !ok {
-					t.Errorf("fixtures/sentences for %s: note %q restates %s, which is no claim", file, n.Text, id)
-				}
-			}
+		units, problems := claims.Decide(text, cat)
+		for _, p := range problems {
+			t.Error(p)
 		}
 		title := ""
 		if i := slices.IndexFunc(cat.Documents, func(d claims.Document) bool { return d.File == file }); i >= 0 {
 			title = cat.Documents[i].Title
 		}
-		writeSentenceTable(&doc, file, title, rows)
+		writeSentenceTable(&doc, file, title, units)
 	}
 	target := filepath.Join("..", "docs", "sentences.md")
 	if *update {
@@ -123,228 +77,42 @@ that say more than those claims.
 
 `
 
-// A unit of a seed: one line of prose, or one fenced block.
-type seedUnit struct {
-	first, last int // line numbers, from 1
-	block       bool
-	lines       []string // trimmed, non-empty
-	numbers     []int    // each line's number
-}
-
-func (u seedUnit) text() string { return collapse(strings.Join(u.lines, " ")) }
-
-var (
-	separatorLine = regexp.MustCompile(`^\|?[-| :]+\|?$`)
-	// markup is a line of HTML that folds an answer away, or a bold
-	// label that introduces what follows ("**실제 측정:**").
-	markup = regexp.MustCompile(`^</?details>$|^<summary>.*</summary>$|^\*\*[^*]+:\s*\*\*$`)
-)
-
-// seedUnits splits a seed into its units: the front matter, headings,
-// rules and table separators are not sentences.
-func seedUnits(seed string) []seedUnit {
-	var units []seedUnit
-	var block *seedUnit
-	lines := strings.Split(seed, "\n")
-	start := 0
-	if len(lines) > 0 && strings.TrimSpace(lines[0]) == "---" {
-		for i := 1; i < len(lines); i++ {
-			if strings.TrimSpace(lines[i]) == "---" {
-				start = i + 1
-				break
-			}
-		}
-	}
-	for i := start; i < len(lines); i++ {
-		s := strings.TrimSpace(lines[i])
-		if strings.HasPrefix(s, "```") {
-			if block == nil {
-				block = &seedUnit{first: i + 1, block: true}
-			} else {
-				block.last = i + 1
-				if len(block.lines) > 0 {
-					units = append(units, *block)
-				}
-				block = nil
-			}
-			continue
-		}
-		if block != nil {
-			if s != "" {
-				block.lines = append(block.lines, s)
-				block.numbers = append(block.numbers, i+1)
-			}
-			continue
-		}
-		if s == "" || s == "---" || strings.HasPrefix(s, "#") || separatorLine.MatchString(s) || markup.MatchString(s) {
-			continue
-		}
-		units = append(units, seedUnit{first: i + 1, last: i + 1, lines: []string{s}, numbers: []int{i + 1}})
-	}
-	return units
-}
-
-// quotingClaims are the claims whose quote (a fragment of it) contains the
-// unit's line, or, for longer fragments, is contained in it.
-func quotingClaims(u seedUnit, cs []claims.Claim) []string {
-	var ids []string
-	for _, c := range cs {
-		for _, frag := range strings.Split(collapse(c.Quote), " … ") {
-			if quotes(frag, u) {
-				ids = append(ids, c.ID)
-				break
-			}
-		}
-	}
-	return ids
-}
-
-func quotes(frag string, u seedUnit) bool {
-	if u.block {
-		return len(frag) > 15 && strings.Contains(u.text(), frag)
-	}
-	line := collapse(u.lines[0])
-	bare := bullet.ReplaceAllString(line, "")
-	return strings.Contains(frag, line) || (bare != "" && strings.Contains(frag, bare)) || (len(frag) > 15 && strings.Contains(line, frag))
-}
-
-// bullet is a list item's or a tree's marker in front of a line.
-var bullet = regexp.MustCompile(`^(?:[-*>]|\d+\.|[├└│─ ]+)\s*`)
-
-// The notes of one seed: fixtures/sentences/<seed>.yaml.
-type sentenceNotes struct {
-	Lines []sentenceNote `json:"lines"`
-}
-
-// A note on a line no claim quotes. Text names it: the line, trimmed; a
-// block's first line names the block, its other lines (inBlock) themselves.
-type sentenceNote struct {
-	Text string `json:"text"`
-	// InBlock: Text is a line inside a block, after its first.
-	InBlock     bool     `json:"inBlock,omitempty"`
-	Restates    []string `json:"restates,omitempty"`
-	NotTestable string   `json:"notTestable,omitempty"`
-	Open        string   `json:"open,omitempty"`
-}
-
-func (n sentenceNote) validate() error {
-	set := 0
-	for _, b := range []bool{len(n.Restates) > 0, n.NotTestable != "", n.Open != ""} {
-		if b {
-			set++
-		}
-	}
-	if set != 1 {
-		return fmt.Errorf("note %q: give exactly one of restates, notTestable, open", n.Text)
-	}
-	return nil
-}
-
-func (n sentenceNote) status() string {
-	switch {
-	case len(n.Restates) > 0:
-		return "restates " + strings.Join(n.Restates, ", ")
-	case n.NotTestable != "":
-		return "not testable: " + n.NotTestable
-	default:
-		return "**open**: " + n.Open
-	}
-}
-
-// find is the note on line: a line of prose or a block's first line, or
-// (inBlock) one of a block's other lines.
-func (ns sentenceNotes) find(line string, inBlock bool) int {
-	return slices.IndexFunc(ns.Lines, func(n sentenceNote) bool {
-		return n.InBlock == inBlock && collapse(n.Text) == collapse(line)
-	})
-}
-
-func loadSentenceNotes(seed string) (sentenceNotes, error) {
-	var ns sentenceNotes
-	data, err := os.ReadFile(filepath.Join("..", "fixtures", "sentences", seed+".yaml"))
-	if os.IsNotExist(err) {
-		return ns, nil
-	}
-	if err != nil {
-		return ns, err
-	}
-	if err := yaml.UnmarshalStrict(data, &ns); err != nil {
-		return ns, fmt.Errorf("fixtures/sentences/%s.yaml: %w", seed, err)
-	}
-	return ns, nil
-}
-
-type sentenceRow struct {
-	unit   seedUnit
-	claims []string
-	note   *sentenceNote
-	inner  []innerNote
-}
-
-// A note on a line inside a block.
-type innerNote struct {
-	line int
-	text string
-	note *sentenceNote
-}
-
-func writeSentenceTable(w *strings.Builder, file, title string, rows []sentenceRow) {
-	counts := map[string]int{}
-	inner := 0
-	count := func(n *sentenceNote) {
-		switch {
-		case len(n.Restates) > 0:
-			counts["restates"]++
-		case n.NotTestable != "":
-			counts["not testable"]++
-		default:
-			counts["open"]++
-		}
-	}
-	for _, r := range rows {
-		switch {
-		case len(r.claims) > 0 && r.note == nil:
-			counts["claims"]++
-		case r.note == nil:
-			counts["undecided"]++
-		default:
-			count(r.note)
-		}
-		for _, in := range r.inner {
-			count(in.note)
-			inner++
-		}
-	}
-	fmt.Fprintf(w, "## %s: %s\n\n", file, title)
-	fmt.Fprintf(w, "%d units and %d lines inside blocks: %d quoted by claims, %d restating claimed ones, %d not testable, %d open",
-		len(rows), inner, counts["claims"], counts["restates"], counts["not testable"], counts["open"])
-	if counts["undecided"] > 0 {
-		fmt.Fprintf(w, ", %d undecided", counts["undecided"])
-	}
-	w.WriteString(".\n\n| line | text | decided |\n|---|---|---|\n")
-	for _, r := range rows {
-		lines := fmt.Sprint(r.unit.first)
-		text := r.unit.lines[0]
-		if r.unit.block {
-			lines = fmt.Sprintf("%d-%d", r.unit.first, r.unit.last)
+func writeSentenceTable(w *strings.Builder, file, title string, units []claims.DecidedUnit) {
+	fmt.Fprintf(w, "## %s: %s\n\n%s\n\n", file, title, claims.CountLines(units))
+	w.WriteString("| line | text | decided |\n|---|---|---|\n")
+	for _, u := range units {
+		lines := fmt.Sprint(u.First)
+		text := u.Lines[0]
+		if u.Block {
+			lines = fmt.Sprintf("%d-%d", u.First, u.Last)
 			text = "(block) " + text
 		}
 		var status []string
-		if len(r.claims) > 0 {
-			status = append(status, "claims "+strings.Join(r.claims, ", "))
+		if len(u.Claims) > 0 {
+			status = append(status, "claims "+strings.Join(u.Claims, ", "))
 		}
-		if r.note != nil {
-			status = append(status, r.note.status())
+		if u.Note != nil {
+			status = append(status, noteStatus(u.Note))
 		}
 		if len(status) == 0 {
 			status = append(status, "**undecided**")
 		}
 		fmt.Fprintf(w, "| %s | %s | %s |\n", lines, cell(text), cell(strings.Join(status, "; the rest ")))
-		for _, in := range r.inner {
-			fmt.Fprintf(w, "| %d | (in the block) %s | %s |\n", in.line, cell(in.text), cell(in.note.status()))
+		for _, in := range u.Inner {
+			fmt.Fprintf(w, "| %d | (in the block) %s | %s |\n", in.Line, cell(in.Text), cell(noteStatus(in.Note)))
 		}
 	}
 	w.WriteString("\n")
+}
+
+func noteStatus(n *claims.LineNote) string {
+	switch n.Decision() {
+	case claims.Restates:
+		return "restates " + strings.Join(n.Restates, ", ")
+	case claims.Untestable:
+		return "not testable: " + n.NotTestable
+	}
+	return "**open**: " + n.Open
 }
 
 // cell makes text safe inside a Markdown table cell.

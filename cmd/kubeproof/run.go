@@ -16,6 +16,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/spf13/cobra"
 
+	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/internal/cli/report"
@@ -333,6 +334,11 @@ func judgeRun(reportDir string, cat *claims.Catalog, selected []claims.Claim, in
 	}
 	rep := report.New(cat.Documents, results, run, info)
 	rep.RefutedFails = refutedFails
+	// Every line of the documents kubeproof carries, decided: the
+	// reviewer reads each document annotated, not only its claims.
+	if err := rep.AddLines(cat, fixtures.Seeds(), fixtures.Sentences()); err != nil {
+		return report.Report{}, err
+	}
 	if interrupted {
 		rep.Partial = "the run was interrupted: verdicts cover what the specs observed before it; the other claims are not run"
 	}

@@ -53,6 +53,10 @@ type Document struct {
 	Language string `json:"language,omitempty"`
 	// URL is where a reader finds the document (shown in the reports).
 	URL string `json:"url,omitempty"`
+	// Environment is where the document's numbers were measured, as the
+	// document names it (its Kubernetes distribution, release, cluster
+	// size); the reports show it beside each timing claim's measurement.
+	Environment string `json:"environment,omitempty"`
 }
 
 // Claim is one testable (or explicitly untestable) sentence of a document.
@@ -86,6 +90,9 @@ type Claim struct {
 	// without deciding it.
 	Context []string `json:"context,omitempty"`
 	// Claimed is the document's number for timing claims, as written.
+	// Timing claims are measurements: their verdict says whether the
+	// value measured here is within, below or above the range an atLeast/
+	// atMost expectation takes the number as (see Within).
 	Claimed string `json:"claimed,omitempty"`
 	// NotTestable, if set, is why no cluster can test the sentence
 	// (history, opinion, advice).
@@ -308,6 +315,9 @@ func (c *Catalog) Validate() error {
 			if err := e.validate(); err != nil {
 				bad("%v", err)
 			}
+		}
+		if cl.Kind == Timing && (cl.Claimed == "" || !slices.ContainsFunc(cl.Expect, func(e Expectation) bool { return e.AtLeast != nil || e.AtMost != nil })) {
+			bad("a timing claim gives the document's number (claimed) and the range it is taken as (an expectation with atLeast/atMost); a claim about an order or the slowest step is a behaviour claim")
 		}
 		for _, alt := range cl.Conditional {
 			if alt.Condition == "" || len(alt.Expect) == 0 {

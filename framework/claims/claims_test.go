@@ -57,7 +57,7 @@ func TestJudge(t *testing.T) {
 		{"confirmed and refuted from evidence", map[string]SpecResult{
 			"spec-a": spec("spec-a", "passed", `{"stored":{"nodeName":"","phase":"Pending"},"anon":{"code":403},"anonOff":{"code":401}}`),
 			"spec-b": spec("spec-b", "passed", `{"timing":{"ms":30}}`),
-		}, info(cluster.AuditLog), map[string]Verdict{"X-STORED": Confirmed, "X-AUTH": Conditional, "X-TIME": Refuted, "X-OPINION": NotTestable}},
+		}, info(cluster.AuditLog), map[string]Verdict{"X-STORED": Confirmed, "X-AUTH": Conditional, "X-TIME": Faster, "X-OPINION": NotTestable}},
 		{"a missing capability is not checkable", map[string]SpecResult{
 			"spec-a": spec("spec-a", "passed", `{"stored":{"nodeName":"n1","phase":"Pending"}}`),
 		}, info(), map[string]Verdict{"X-STORED": Refuted, "X-AUTH": NotCheckable, "X-TIME": NotRun}},
@@ -92,14 +92,16 @@ func TestRefutedReasonShowsObservation(t *testing.T) {
 
 func TestValidateRejects(t *testing.T) {
 	bad := map[string]string{
-		"no spec":              "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, expect: [{evidence: e, equals: 1}]}]",
-		"no expectation":       "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, specs: [x-y]}]",
-		"two operators":        "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, specs: [x-y], expect: [{evidence: e, equals: 1, atLeast: 2}]}]",
-		"bad kind":             "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: vibe, specs: [x-y], expect: [{evidence: e, equals: 1}]}]",
-		"unknown field":        "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, specs: [x-y], expect: [{evidence: e, equals: 1}], verdict: confirmed}]",
-		"untestable with spec": "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, specs: [x-y], notTestable: why}]",
-		"duplicate id":         "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, notTestable: why}, {id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, notTestable: why}]",
-		"source written":       "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, notTestable: why, source: {file: f, line: 1}}]",
+		"no spec":                 "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, expect: [{evidence: e, equals: 1}]}]",
+		"no expectation":          "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, specs: [x-y]}]",
+		"two operators":           "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, specs: [x-y], expect: [{evidence: e, equals: 1, atLeast: 2}]}]",
+		"bad kind":                "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: vibe, specs: [x-y], expect: [{evidence: e, equals: 1}]}]",
+		"unknown field":           "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, specs: [x-y], expect: [{evidence: e, equals: 1}], verdict: confirmed}]",
+		"untestable with spec":    "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, specs: [x-y], notTestable: why}]",
+		"duplicate id":            "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, notTestable: why}, {id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, notTestable: why}]",
+		"source written":          "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, notTestable: why, source: {file: f, line: 1}}]",
+		"timing without a number": "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: timing, specs: [x-y], expect: [{evidence: e, atMost: 1}]}]",
+		"timing without a range":  "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: timing, specs: [x-y], claimed: 1 s, expect: [{evidence: e, equals: 1}]}]",
 	}
 	for name, body := range bad {
 		_, err := Load(fstest.MapFS{"x.yaml": {Data: []byte("document: {file: d.txt, title: t}\n" + body)}})

@@ -85,8 +85,47 @@ func TestNoSamplesIsNotCheckable(t *testing.T) {
 		t.Errorf("%s (%s)", r.Verdict, r.Reason)
 	}
 	spec.Evidence["timing"] = map[string]any{"pullMs": map[string]any{"n": 3.0, "median": 1200.0}}
-	if r := judgeOne(t, "X-TIMING", spec); r.Verdict != Refuted {
+	if r := judgeOne(t, "X-TIMING", spec); r.Verdict != Faster {
 		t.Errorf("with samples: %s (%s)", r.Verdict, r.Reason)
+	}
+}
+
+// A timing claim is a measurement: within, faster or slower than the
+// document's number, with the median's spread beside it; never confirmed
+// or refuted on its number.
+func TestTimingIsMeasured(t *testing.T) {
+	samples := func(median, lo, hi float64) SpecResult {
+		return SpecResult{ID: "flow", State: "passed", Evidence: map[string]any{"timing": map[string]any{
+			"pullMs": map[string]any{"n": 5.0, "median": median, "min": lo, "max": hi}}}}
+	}
+	for _, tc := range []struct {
+		median float64
+		want   Verdict
+		reason string
+	}{
+		{1200, Faster, "timing.pullMs.median = 1200 (median of 5, spread 1100-4000), faster than the document's 5-30 s (taken as 5000-30000)"},
+		{8000, Within, "within the document's 5-30 s"},
+		{31000.4, Slower, "= 31000 (median of 5, spread 1100-4000), slower than"},
+	} {
+		r := judgeOne(t, "X-TIMING", samples(tc.median, 1100, 4000))
+		if r.Verdict != tc.want || !strings.Contains(r.Reason, tc.reason) {
+			t.Errorf("median %v: %s (%s), want %s (%s)", tc.median, r.Verdict, r.Reason, tc.want, tc.reason)
+		}
+		m := r.Measurement
+		if m == nil || m.Value != tc.median || m.N != 5 || m.Min == nil || *m.Min != 1100 || *m.Max != 4000 || *m.Low != 5000 || *m.High != 30000 {
+			t.Errorf("median %v: measurement %+v", tc.median, m)
+		}
+	}
+	// A timing claim whose other expectation fails is refuted: that part
+	// is a fact, not a number.
+	spec := samples(1200, 1100, 4000)
+	spec.Evidence["timing"].(map[string]any)["pulled"] = false
+	if r := judgeOne(t, "X-TIMING-PULLED", spec); r.Verdict != Refuted {
+		t.Errorf("a failing fact beside the number: %s (%s)", r.Verdict, r.Reason)
+	}
+	spec.Evidence["timing"].(map[string]any)["pulled"] = true
+	if r := judgeOne(t, "X-TIMING-PULLED", spec); r.Verdict != Faster {
+		t.Errorf("the fact holds, the number is below: %s (%s)", r.Verdict, r.Reason)
 	}
 }
 
@@ -130,6 +169,7 @@ func TestCheckEvidence(t *testing.T) {
 		}{}, "flow", "invalidAndForbidden", struct {
 			Code int `json:"code"`
 		}{}, "flow", "timing", struct {
+			Pulled bool `json:"pulled"`
 			PullMs struct {
 				Median *float64 `json:"median,omitempty"`
 				N      int      `json:"n"`

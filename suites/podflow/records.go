@@ -1,6 +1,7 @@
 package podflow
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -135,6 +136,70 @@ type timingEvidence struct {
 	PulledApplyToReadyMs framework.Samples `json:"pulledApplyToReadyMs"`
 }
 
+// The steps of the applies that pulled their image, ranked by median: is
+// the download the slowest step?
+type pullStepsEvidence struct {
+	// Slowest is the step whose median took longest, SlowestMs that
+	// median; Next and NextMs the step after it.
+	Slowest   string  `json:"slowest"`
+	SlowestMs float64 `json:"slowestMs"`
+	Next      string  `json:"next"`
+	NextMs    float64 `json:"nextMs"`
+	// StepsMs is each step's median; N how many applies pulled.
+	StepsMs map[string]float64 `json:"stepsMs"`
+	N       int                `json:"n"`
+}
+
+// The steps of one apply, as kubectl and the watch saw them.
+type applySteps struct {
+	applyMs, toBoundMs, boundToRunningMs, runningToReadyMs float64
+	// pullMs is the image pull's time (the Pulled event's), inside
+	// boundToRunningMs, when the apply pulled.
+	pullMs float64
+	pulled bool
+}
+
+// The steps between `kubectl apply` and a Ready Pod, as the document's
+// table lists them (the API server's answer, the scheduler's choice, the
+// download, the container's creation); readiness is one more.
+const (
+	stepApply     = "kubectl apply (the API server's answer)"
+	stepSchedule  = "from kubectl's answer to the binding"
+	stepPull      = "image pull"
+	stepContainer = "the container's creation and start (bound to running, the pull aside)"
+	stepReady     = "running to Ready"
+)
+
+// slowestSteps ranks the steps of the applies that pulled by their
+// medians; ok is false when none pulled.
+func slowestSteps(applies []applySteps) (pullStepsEvidence, bool) {
+	byStep := map[string][]float64{}
+	n := 0
+	for _, a := range applies {
+		if !a.pulled {
+			continue
+		}
+		n++
+		byStep[stepApply] = append(byStep[stepApply], a.applyMs)
+		byStep[stepSchedule] = append(byStep[stepSchedule], max(a.toBoundMs, 0))
+		byStep[stepPull] = append(byStep[stepPull], a.pullMs)
+		byStep[stepContainer] = append(byStep[stepContainer], max(a.boundToRunningMs-a.pullMs, 0))
+		byStep[stepReady] = append(byStep[stepReady], a.runningToReadyMs)
+	}
+	if n == 0 {
+		return pullStepsEvidence{}, false
+	}
+	ev := pullStepsEvidence{StepsMs: map[string]float64{}, N: n}
+	names := slices.Sorted(maps.Keys(byStep))
+	for _, name := range names {
+		ev.StepsMs[name] = *framework.NewSamples(byStep[name]).Median
+	}
+	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(ev.StepsMs[b], ev.StepsMs[a]) })
+	ev.Slowest, ev.SlowestMs = names[0], ev.StepsMs[names[0]]
+	ev.Next, ev.NextMs = names[1], ev.StepsMs[names[1]]
+	return ev, true
+}
+
 // Each step's time over several applies, from the audit log.
 type auditTimingEvidence struct {
 	CreateRequestMs         framework.Samples `json:"createRequestMs"`
@@ -159,6 +224,7 @@ var (
 	reapplied        = framework.DeclareEvidence[reappliedEvidence]("reapplied", specDelete)
 	timing           = framework.DeclareEvidence[timingEvidence]("timing", specTiming)
 	auditTiming      = framework.DeclareEvidence[auditTimingEvidence]("auditTiming", specTiming)
+	pullSteps        = framework.DeclareEvidence[pullStepsEvidence]("pullSteps", specTiming)
 )
 
 // recordSchedulerWatch reads the scheduler's watch of Pods from the audit
@@ -357,6 +423,7 @@ func measureTimings(ctx context.Context, f *framework.Framework) {
 	podEvents := f.RecordEvents(ctx)
 	var applyMs, boundToRunning, applyToReady []float64
 	names := make([]string, timingSamples)
+	steps := make([]applySteps, timingSamples)
 	for i := range names {
 		names[i] = fmt.Sprintf("%s-%d", podName, i)
 		a := apply(ctx, f, names[i])
@@ -366,6 +433,8 @@ func measureTimings(ctx context.Context, f *framework.Framework) {
 		applyMs = append(applyMs, a.ms)
 		boundToRunning = append(boundToRunning, framework.Millis(r.At.Sub(b.At)))
 		applyToReady = append(applyToReady, framework.Millis(rd.At.Sub(a.began)))
+		steps[i] = applySteps{applyMs: a.ms, toBoundMs: framework.Millis(b.At.Sub(a.began)) - a.ms,
+			boundToRunningMs: framework.Millis(r.At.Sub(b.At)), runningToReadyMs: framework.Millis(rd.At.Sub(r.At))}
 	}
 	var pulls, pulledApplyToReady []float64
 	pulled := map[string]bool{}
@@ -378,6 +447,9 @@ func measureTimings(ctx context.Context, f *framework.Framework) {
 		case "Pulled":
 			if d, ok := pullDuration(ev.Message); ok {
 				pulls = append(pulls, framework.Millis(d))
+				if i := slices.Index(names, ev.InvolvedObject.Name); i >= 0 {
+					steps[i].pullMs, steps[i].pulled = framework.Millis(d), true
+				}
 			}
 		case "Pulling":
 			pulled[ev.InvolvedObject.Name] = true
@@ -391,6 +463,11 @@ func measureTimings(ctx context.Context, f *framework.Framework) {
 	timing.Record(timingEvidence{ApplyMs: framework.NewSamples(applyMs), BoundToRunningMs: framework.NewSamples(boundToRunning),
 		ApplyToReadyMs: framework.NewSamples(applyToReady), PullMs: framework.NewSamples(pulls),
 		PulledApplyToReadyMs: framework.NewSamples(pulledApplyToReady)})
+	if ev, ok := slowestSteps(steps); ok {
+		pullSteps.Record(ev)
+	} else {
+		pullSteps.Unobservable("no apply pulled its image (it was on the node already): there is no pull to rank among the steps")
+	}
 	if auditLog == nil {
 		return
 	}

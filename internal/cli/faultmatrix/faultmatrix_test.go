@@ -19,7 +19,7 @@ claims:
 - {id: A-SCHED, section: s, quote: q, statement: s, component: kube-scheduler, kind: behaviour, specs: [sp-x], expect: [{evidence: e.v, equals: 1}]}
 - {id: A-KUBELET, section: s, quote: q, statement: s, component: kubelet, kind: behaviour, specs: [sp-x], expect: [{evidence: e.v, equals: 1}]}
 - {id: A-OTHER, section: s, quote: q, statement: s, component: etcd, kind: behaviour, specs: [sp-x], expect: [{evidence: e.v, equals: 1}]}
-- {id: A-TIME, section: s, quote: q, statement: s, component: kubelet, kind: timing, specs: [sp-x], expect: [{evidence: e.v, atMost: 1}]}
+- {id: A-TIME, section: s, quote: q, statement: s, component: kubelet, kind: timing, specs: [sp-x], claimed: 1 ms, expect: [{evidence: e.v, atMost: 1}]}
 `)}})
 	if err != nil {
 		t.Fatal(err)
@@ -67,13 +67,13 @@ func TestShippedMatrixParses(t *testing.T) {
 func TestCheck(t *testing.T) {
 	cat := catalog(t)
 	f := Fault{ID: "no-scheduler", Refutes: []string{"A-SCHED"}, NotCheckable: []string{"A-KUBELET"}, MaxChanged: 0}
-	healthy := run(cat, map[string]claims.Verdict{"A-SCHED": claims.Confirmed, "A-KUBELET": claims.Confirmed, "A-OTHER": claims.Confirmed, "A-TIME": claims.Confirmed})
+	healthy := run(cat, map[string]claims.Verdict{"A-SCHED": claims.Confirmed, "A-KUBELET": claims.Confirmed, "A-OTHER": claims.Confirmed, "A-TIME": claims.Within})
 
-	found := Check(f, healthy, run(cat, map[string]claims.Verdict{"A-SCHED": claims.Refuted, "A-KUBELET": claims.NotCheckable, "A-OTHER": claims.Confirmed, "A-TIME": claims.Refuted}))
+	found := Check(f, healthy, run(cat, map[string]claims.Verdict{"A-SCHED": claims.Refuted, "A-KUBELET": claims.NotCheckable, "A-OTHER": claims.Confirmed, "A-TIME": claims.Slower}))
 	if !found.Detected || len(found.Changed) != 0 || found.RefutedByComponent["kube-scheduler"][0] != "A-SCHED" {
 		t.Errorf("a fault found as listed (a timing claim changing aside): %+v", found)
 	}
-	missed := Check(f, healthy, run(cat, map[string]claims.Verdict{"A-SCHED": claims.Confirmed, "A-KUBELET": claims.Error, "A-OTHER": claims.Refuted, "A-TIME": claims.Confirmed}))
+	missed := Check(f, healthy, run(cat, map[string]claims.Verdict{"A-SCHED": claims.Confirmed, "A-KUBELET": claims.Error, "A-OTHER": claims.Refuted, "A-TIME": claims.Within}))
 	if missed.Detected || len(missed.Missed) != 2 || len(missed.Errors) != 1 || len(missed.Changed) != 1 {
 		t.Errorf("a fault not found: %+v", missed)
 	}

@@ -16,6 +16,9 @@ type Difference struct {
 	// Verdicts are the claim's verdict in each run, in order ("" where a
 	// run did not judge it).
 	Verdicts []string `json:"verdicts"`
+	// Measured are a timing claim's measured values in each run ("" where
+	// none was measured).
+	Measured []string `json:"measured,omitempty"`
 }
 
 // Diff lists the claims whose verdict differs between runs, timing claims
@@ -40,14 +43,21 @@ func Diff(runs []Report, timing bool) []Difference {
 		d := Difference{Claim: id}
 		for _, m := range byRun {
 			res, ok := m[id]
-			v := ""
+			v, measured := "", ""
 			if ok {
 				v, d.Kind = string(res.Verdict), string(res.Claim.Kind)
+				if res.Measurement != nil {
+					measured = fmtMs(res.Measurement.Value) + " ms"
+				}
 			}
 			d.Verdicts = append(d.Verdicts, v)
+			d.Measured = append(d.Measured, measured)
 		}
 		if d.Kind == string(claims.Timing) && !timing {
 			continue
+		}
+		if !slices.ContainsFunc(d.Measured, func(m string) bool { return m != "" }) {
+			d.Measured = nil // a behaviour claim: nothing measured
 		}
 		if slices.ContainsFunc(d.Verdicts, func(v string) bool { return v != d.Verdicts[0] }) {
 			out = append(out, d)
@@ -64,6 +74,12 @@ func WriteDiff(w io.Writer, names []string, diffs []Difference) {
 	}
 	fmt.Fprintf(w, "| claim | kind | %s |\n|---|---|%s\n", strings.Join(names, " | "), strings.Repeat("---|", len(names)))
 	for _, d := range diffs {
-		fmt.Fprintf(w, "| %s | %s | %s |\n", d.Claim, d.Kind, strings.Join(d.Verdicts, " | "))
+		cells := slices.Clone(d.Verdicts)
+		for i := range cells {
+			if i < len(d.Measured) && d.Measured[i] != "" {
+				cells[i] += " (" + d.Measured[i] + ")"
+			}
+		}
+		fmt.Fprintf(w, "| %s | %s | %s |\n", d.Claim, d.Kind, strings.Join(cells, " | "))
 	}
 }

@@ -12,14 +12,49 @@ var verdictMark = map[claims.Verdict]string{
 	claims.Confirmed:    "✅ confirmed",
 	claims.Refuted:      "❌ refuted",
 	claims.Conditional:  "⚠️ conditional",
+	claims.Within:       "⏱️ within the document's number",
+	claims.Faster:       "⏱️ faster than the document",
+	claims.Slower:       "⏱️ slower than the document",
 	claims.NotCheckable: "⏭️ not checkable here",
 	claims.NotTestable:  "➖ not testable",
 	claims.Error:        "💥 error",
 	claims.NotRun:       "· not run",
 }
 
-// Markdown writes one table per document: the sentence, its verdict, and the
-// evidence that decided it.
+// lineMark names a line's verdict.
+func lineMark(v string) string {
+	switch v {
+	case Mixed:
+		return "🔀 mixed"
+	case LineOpen:
+		return "❔ open"
+	case LineUndecided:
+		return "❓ undecided"
+	}
+	if m, ok := verdictMark[claims.Verdict(v)]; ok {
+		return m
+	}
+	return v
+}
+
+// shortMark is a verdict beside a claim's ID in a line's decision.
+func shortMark(v claims.Verdict) string {
+	switch v {
+	case claims.Within, claims.Faster, claims.Slower:
+		return "⏱️ " + string(v)
+	case "":
+		return "· not run"
+	}
+	mark, _, _ := strings.Cut(verdictMark[v], " ")
+	return mark
+}
+
+// anchor is the id of a claim's row, which a line's decision links to.
+func anchor(id string) string { return "claim-" + strings.ToLower(id) }
+
+// Markdown writes the summary, then each document twice: line by line with
+// each line's decision (the document read annotated, top to bottom), and
+// as a table of its claims with the evidence that decided them.
 func Markdown(w io.Writer, r Report) error {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "# kubeproof: documented claims checked against a real cluster\n\n")
@@ -36,12 +71,7 @@ func Markdown(w io.Writer, r Report) error {
 			fmt.Fprintf(b, "> **Flaky**: spec `%s` passed only at attempt %d; its claims' verdicts come from that attempt.\n\n", sp.ID, sp.Attempts)
 		}
 	}
-	b.WriteString("| verdict | claims |\n| --- | --- |\n")
-	for _, v := range claims.Verdicts {
-		if n := r.Summary[string(v)]; n > 0 {
-			fmt.Fprintf(b, "| %s | %d |\n", verdictMark[v], n)
-		}
-	}
+	writeSummary(b, r)
 	if len(r.Components) > 0 {
 		b.WriteString("\n## What the run saw each component do\n\n")
 		b.WriteString("| component | seen | not seen within its window | refuted claims about it |\n| --- | --- | --- | --- |\n")
@@ -65,11 +95,19 @@ func Markdown(w io.Writer, r Report) error {
 			fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", s.ID, s.State, cell(s.Message), cell(s.Dump))
 		}
 	}
+	writeTimingTable(b, r)
 	for _, d := range r.Documents {
 		fmt.Fprintf(b, "\n## %s — %s\n\n", d.File, cell(d.Title))
 		if d.URL != "" {
 			fmt.Fprintf(b, "Document: %s\n\n", d.URL)
 		}
+		if d.Environment != "" {
+			fmt.Fprintf(b, "The document's numbers were measured on: %s.\n\n", cell(d.Environment))
+		}
+		if len(d.Lines) > 0 {
+			writeLines(b, d)
+		}
+		fmt.Fprintf(b, "\n### The claims of %s, with their evidence\n\n", d.File)
 		b.WriteString("| claim | sentence | verdict | evidence |\n| --- | --- | --- | --- |\n")
 		for _, res := range d.Claims {
 			c := res.Claim
@@ -81,11 +119,164 @@ func Markdown(w io.Writer, r Report) error {
 			if c.Note != "" {
 				verdict += "<br><sub>" + cell(c.Note) + "</sub>"
 			}
-			fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", c.ID, sentence, verdict, cell(evidenceText(res)))
+			fmt.Fprintf(b, "| <a id=\"%s\"></a>`%s` | %s | %s | %s |\n", anchor(c.ID), c.ID, sentence, verdict, cell(evidenceText(res)))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeSummary counts the claims and, when the documents' texts are known,
+// every line, by verdict.
+func writeSummary(b *strings.Builder, r Report) {
+	if r.LineCounts == nil {
+		b.WriteString("| verdict | claims |\n| --- | --- |\n")
+		for _, v := range claims.Verdicts {
+			if n := r.Summary[string(v)]; n > 0 {
+				fmt.Fprintf(b, "| %s | %d |\n", verdictMark[v], n)
+			}
+		}
+		return
+	}
+	b.WriteString("| verdict | claims | lines of the documents |\n| --- | --- | --- |\n")
+	for _, v := range LineVerdicts {
+		claimsN, linesN := r.Summary[v], r.LineSummary[v]
+		if claimsN == 0 && linesN == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %d | %d |\n", lineMark(v), claimsN, linesN)
+	}
+	fmt.Fprintf(b, "\nLines: %s A line's verdict is its claims' (those that quote it, or that it restates); 🔀 mixed when they differ.\n", r.LineCounts)
+	flagged := 0
+	for _, d := range r.Documents {
+		for _, l := range d.Lines {
+			if l.Flag != "" {
+				flagged++
+			}
+		}
+	}
+	if flagged > 0 {
+		fmt.Fprintf(b, "\n> ⚑ **%d line(s) restate a refuted claim, or claims whose verdicts differ**: marked ⚑ below; read them again.\n", flagged)
+	}
+}
+
+// writeTimingTable lists the timing claims' measurements beside the
+// documents' numbers and where each was measured.
+func writeTimingTable(b *strings.Builder, r Report) {
+	var rows []string
+	for _, d := range r.Documents {
+		for _, res := range d.Claims {
+			if res.Claim.Kind != claims.Timing {
+				continue
+			}
+			doc := res.Claim.Claimed
+			if d.Environment != "" {
+				doc += ", on " + d.Environment
+			} else {
+				doc += " (the document names no environment)"
+			}
+			measured := res.Reason
+			if m := res.Measurement; m != nil {
+				measured = measuredText(*m) + " on " + clusterText(r.Cluster)
+			}
+			rows = append(rows, fmt.Sprintf("| [`%s`](#%s) | %s | %s | %s |", res.Claim.ID, anchor(res.Claim.ID), cell(doc), cell(measured), verdictMark[res.Verdict]))
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("\n## Timing claims: measurements beside the documents' numbers\n\n")
+	b.WriteString("A document's number is a fact of its author's cluster: faster or slower here is a measurement, not a refutation (it does not fail `--fail-on-refuted`).\n\n")
+	b.WriteString("| claim | the document | measured here | verdict |\n| --- | --- | --- | --- |\n")
+	b.WriteString(strings.Join(rows, "\n") + "\n")
+}
+
+// measuredText is a measurement's value and spread, in words.
+func measuredText(m claims.Measurement) string {
+	if m.N == 0 {
+		return fmt.Sprintf("%s ms (%s)", fmtMs(m.Value), m.Evidence)
+	}
+	s := fmt.Sprintf("median %s ms of %d", fmtMs(m.Value), m.N)
+	if m.Min != nil && m.Max != nil {
+		s += fmt.Sprintf(", spread %s-%s ms", fmtMs(*m.Min), fmtMs(*m.Max))
+	}
+	return s + " (" + m.Evidence + ")"
+}
+
+// clusterText names the cluster a run measured.
+func clusterText(c Cluster) string {
+	return fmt.Sprintf("%s cluster %q, Kubernetes %s, %d node(s)", c.Provider, c.Name, c.KubernetesVersion, c.Nodes)
+}
+
+func fmtMs(f float64) string {
+	switch {
+	case f >= 100:
+		return fmt.Sprintf("%.0f", f)
+	case f >= 1:
+		return fmt.Sprintf("%.1f", f)
+	}
+	return fmt.Sprintf("%.2f", f)
+}
+
+// writeLines writes the document line by line with each line's decision.
+func writeLines(b *strings.Builder, d DocumentResult) {
+	var parts []string
+	for _, v := range LineVerdicts {
+		if n := d.LineSummary[v]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", lineMark(v), n))
+		}
+	}
+	fmt.Fprintf(b, "### %s, line by line\n\n%s By verdict: %s.\n\n", d.File, d.LineCounts, strings.Join(parts, " · "))
+	b.WriteString("| line | the document | decided |\n| --- | --- | --- |\n")
+	for _, l := range d.Lines {
+		text := cell(l.Text)
+		if l.Block {
+			text = "<code>" + codeCell(l.Text) + "</code>"
+		}
+		if l.InBlock {
+			text = "(in the block) <code>" + codeCell(l.Text) + "</code>"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s |\n", l.Numbers(), text, lineDecision(l))
+	}
+}
+
+// lineDecision is a line's verdict and what decided it, the claims linked
+// to their rows.
+func lineDecision(l Line) string {
+	link := func(cs []LineClaim) string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, fmt.Sprintf("[%s](#%s) %s", c.ID, anchor(c.ID), shortMark(c.Verdict)))
+		}
+		return strings.Join(out, ", ")
+	}
+	s := "**" + lineMark(l.Verdict) + "**"
+	if l.Flag != "" {
+		s = "⚑ " + s
+	}
+	var parts []string
+	if len(l.Claims) > 0 {
+		parts = append(parts, "claims "+link(l.Claims))
+	}
+	switch {
+	case len(l.Restates) > 0:
+		if len(l.Claims) > 0 {
+			parts = append(parts, "the rest restates "+link(l.Restates))
+		} else {
+			parts = append(parts, "restates "+link(l.Restates))
+		}
+	case l.Reason != "" && l.TheRest():
+		parts = append(parts, "the rest: "+cell(l.Reason))
+	case l.Reason != "":
+		parts = append(parts, cell(l.Reason))
+	}
+	if len(parts) > 0 {
+		s += ": " + strings.Join(parts, "; ")
+	}
+	if l.Flag != "" {
+		s += "<br>⚑ *" + cell(l.Flag) + "*"
+	}
+	return s
 }
 
 // evidenceText is the reason plus, for timing claims, the document's number
@@ -103,4 +294,28 @@ func cell(s string) string {
 	s = strings.ReplaceAll(s, "|", `\|`)
 	s = strings.ReplaceAll(s, "\r", "")
 	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "<br>")
+}
+
+// codeCell is a code block's text inside a table cell: every character
+// that Markdown or HTML would read written as an entity, lines broken.
+func codeCell(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '&':
+			b.WriteString("&amp;")
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '|', '*', '_', '`', '[', ']', '\\', '~', '#':
+			fmt.Fprintf(&b, "&#%d;", r)
+		case '\n':
+			b.WriteString("<br>")
+		case '\r':
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

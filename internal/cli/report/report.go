@@ -19,8 +19,10 @@ import (
 	"github.com/kubeproof/kubeproof/framework/cluster"
 )
 
-// SchemaVersion names the claims.json format (docs/claims-json.md).
-const SchemaVersion = "kubeproof.io/claims/v1"
+// SchemaVersion names the claims.json format (docs/claims.md). v2: timing
+// claims' verdicts are within, faster or slower (v1 called them confirmed
+// or refuted), and documents carry their lines.
+const SchemaVersion = "kubeproof.io/claims/v2"
 
 // Report is the content of claims.json.
 type Report struct {
@@ -31,6 +33,11 @@ type Report struct {
 	Partial string         `json:"partial,omitempty"`
 	Cluster Cluster        `json:"cluster"`
 	Summary map[string]int `json:"summary"`
+	// LineSummary counts the lines of every document by their verdict
+	// (LineVerdicts), LineCounts by what decides them; unset when no
+	// document's text is known.
+	LineSummary map[string]int     `json:"lineSummary,omitempty"`
+	LineCounts  *claims.LineCounts `json:"lineCounts,omitempty"`
 	// Components say what the run saw each part of the cluster do, what it
 	// did not see within its window, and which claims about it were
 	// refuted: on a broken cluster, where the fault is.
@@ -56,11 +63,20 @@ type Cluster struct {
 
 // DocumentResult is one document and its claims' results.
 type DocumentResult struct {
-	File    string          `json:"file"`
-	Title   string          `json:"title"`
-	URL     string          `json:"url,omitempty"`
-	Summary map[string]int  `json:"summary"`
-	Claims  []claims.Result `json:"claims"`
+	File  string `json:"file"`
+	Title string `json:"title"`
+	URL   string `json:"url,omitempty"`
+	// Environment is where the document's numbers were measured, as it
+	// names it (the claims file's document.environment).
+	Environment string          `json:"environment,omitempty"`
+	Summary     map[string]int  `json:"summary"`
+	Claims      []claims.Result `json:"claims"`
+	// Lines are the document's every line in its order, decided (see
+	// Line); LineCounts and LineSummary count them by decision and by
+	// verdict. Empty when kubeproof has no text of the document.
+	Lines       []Line             `json:"lines,omitempty"`
+	LineCounts  *claims.LineCounts `json:"lineCounts,omitempty"`
+	LineSummary map[string]int     `json:"lineSummary,omitempty"`
 }
 
 // Component is one part of the cluster as the run saw it.
@@ -90,7 +106,7 @@ func New(docs []claims.Document, results []claims.Result, run claims.Run, info *
 			Nodes: len(info.Nodes), Capabilities: info.Capabilities, NodeCgroups: info.NodeCgroups}
 	}
 	for _, d := range docs {
-		dr := DocumentResult{File: d.File, Title: d.Title, URL: d.URL}
+		dr := DocumentResult{File: d.File, Title: d.Title, URL: d.URL, Environment: d.Environment}
 		for _, res := range results {
 			if res.Claim.Document == d.File {
 				dr.Claims = append(dr.Claims, res)
@@ -247,6 +263,22 @@ func Terminal(w io.Writer, r Report) {
 			fmt.Fprintf(w, "  %-14s %d\n", v, n)
 		}
 	}
+	if r.LineCounts != nil {
+		var parts []string
+		for _, v := range LineVerdicts {
+			if n := r.LineSummary[v]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", n, v))
+			}
+		}
+		fmt.Fprintf(w, "  lines of the documents: %s\n    by verdict: %s\n", r.LineCounts, strings.Join(parts, ", "))
+		for _, d := range r.Documents {
+			for _, l := range d.Lines {
+				if l.Flag != "" {
+					fmt.Fprintf(w, "  %-14s %s line %s: %s\n", "RE-READ", d.File, l.Numbers(), l.Flag)
+				}
+			}
+		}
+	}
 	for _, c := range r.Components {
 		if c.Broken() {
 			fmt.Fprintf(w, "  %-14s not seen: %s\n", c.Name, strings.Join(c.NotSeen, "; "))
@@ -260,7 +292,7 @@ func Terminal(w io.Writer, r Report) {
 	for _, d := range r.Documents {
 		for _, res := range d.Claims {
 			switch res.Verdict {
-			case claims.Refuted, claims.Conditional, claims.Error:
+			case claims.Refuted, claims.Conditional, claims.Error, claims.Faster, claims.Slower:
 				fmt.Fprintf(w, "  %-11s %-22s %s\n", res.Verdict, res.Claim.ID, res.Reason)
 			}
 		}

@@ -18,10 +18,13 @@ func sample() Report {
 		Statement: "fast", Component: "kube-scheduler", Kind: claims.Timing, Claimed: "100-500 ms",
 		Expect: []claims.Expectation{{Evidence: "t.ms", AtLeast: at(100), AtMost: at(500)}}}
 	results := []claims.Result{
-		{Claim: timing, Verdict: claims.Refuted, Reason: "t.ms = 3.6 where the document says between 100 and 500",
-			Observations: []claims.Observation{{Evidence: "t.ms", Want: "between 100 and 500", Observed: 3.6, Found: true}}},
+		{Claim: timing, Verdict: claims.Faster, Reason: "measured t.ms = 3.6, faster than the document's 100-500 ms (taken as 100-500)",
+			Observations: []claims.Observation{{Evidence: "t.ms", Want: "between 100 and 500", Observed: 3.6, Found: true}},
+			Measurement:  &claims.Measurement{Evidence: "t.ms", Claimed: "100-500 ms", Low: at(100), High: at(500), Value: 3.6}},
 		{Claim: claims.Claim{ID: "X-OPINION", Document: "d.txt", Section: "s", Quote: "q", Statement: "st", Component: "none", Kind: claims.Behaviour, NotTestable: "opinion"},
 			Verdict: claims.NotTestable, Reason: "opinion"},
+		{Claim: claims.Claim{ID: "X-BIND", Document: "d.txt", Section: "s", Quote: "q", Statement: "binds", Component: "kube-scheduler", Kind: claims.Behaviour},
+			Verdict: claims.Refuted, Reason: "the cluster did otherwise: bound = false"},
 	}
 	run := claims.Run{
 		Specs: map[string]claims.SpecResult{"s-1": {ID: "s-1", State: "passed", Evidence: map[string]any{"t": map[string]any{"ms": 3.6}},
@@ -44,7 +47,7 @@ func TestWriteAllFormats(t *testing.T) {
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.SchemaVersion != SchemaVersion || back.Summary["refuted"] != 1 || back.Summary["not-testable"] != 1 || len(back.Specs) != 1 {
+	if back.SchemaVersion != SchemaVersion || back.Summary["refuted"] != 1 || back.Summary["faster"] != 1 || back.Summary["not-testable"] != 1 || len(back.Specs) != 1 {
 		t.Fatalf("claims.json: %+v", back)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "claims.md"))
@@ -86,7 +89,7 @@ func TestComponentsFirstTheBrokenOnes(t *testing.T) {
 	if proxy.Name != "kube-proxy" || !proxy.Broken() || proxy.NotSeen[0] != "Service traffic reached a Pod" {
 		t.Errorf("first component: %+v", proxy)
 	}
-	if sched.Name != "kube-scheduler" || sched.Broken() || sched.Seen[0] != "bound a Pod (×2)" || sched.Refuted[0] != "X-TIME" {
+	if sched.Name != "kube-scheduler" || sched.Broken() || sched.Seen[0] != "bound a Pod (×2)" || len(sched.Refuted) != 1 || sched.Refuted[0] != "X-BIND" {
 		t.Errorf("second component: %+v", sched)
 	}
 	var md bytes.Buffer
@@ -100,11 +103,11 @@ func TestComponentsFirstTheBrokenOnes(t *testing.T) {
 
 func TestDiffLeavesTimingOut(t *testing.T) {
 	a, b := sample(), sample()
-	b.Documents[0].Claims[0].Verdict = claims.Confirmed // the timing claim
+	b.Documents[0].Claims[0].Verdict = claims.Within // the timing claim
 	if d := Diff([]Report{a, b}, false); len(d) != 0 {
 		t.Errorf("a timing claim's change counted: %+v", d)
 	}
-	if d := Diff([]Report{a, b}, true); len(d) != 1 || d[0].Claim != "X-TIME" || d[0].Verdicts[1] != "confirmed" {
+	if d := Diff([]Report{a, b}, true); len(d) != 1 || d[0].Claim != "X-TIME" || d[0].Verdicts[1] != "within" {
 		t.Errorf("with --timing: %+v", d)
 	}
 	b.Documents[0].Claims[1].Verdict = claims.Error

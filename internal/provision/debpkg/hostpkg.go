@@ -32,6 +32,13 @@ var LocalCluster = []Package{
 	{"util-linux", "/usr/bin/nsenter"},
 }
 
+// Browser is what the report's browser test renders claims.html with:
+// Debian's Chromium (headless), and Nanum fonts for the documents' Korean.
+var Browser = []Package{
+	{"chromium", "/usr/bin/chromium"},
+	{"fonts-nanum", "/usr/share/fonts/truetype/nanum/NanumGothic.ttf"},
+}
+
 // Missing returns the packages whose file is absent.
 func Missing(pkgs []Package) []Package {
 	var missing []Package
