@@ -69,8 +69,16 @@ func dieWithParent() {
 		fmt.Fprintf(os.Stderr, "kubeproof: cannot tie the spec process to its parent: %v\n", err)
 		return
 	}
-	// The parent may have died before the call: then init adopted us.
-	if os.Getppid() == 1 {
+	// The parent may have died before the call: then another process (init,
+	// or a subreaper) adopted us. The parent itself may be PID 1: kubeproof
+	// is, in its container image.
+	if os.Getppid() != parentAtStart {
+		fmt.Fprintf(os.Stderr, "kubeproof: the process that started this one (pid %d) is gone\n", parentAtStart)
 		os.Exit(1)
 	}
 }
+
+// parentAtStart is this process's parent when it started, before anything
+// could have made it an orphan but a parent dying within the first
+// instructions.
+var parentAtStart = os.Getppid()

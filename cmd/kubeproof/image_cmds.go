@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/provision/binaries"
 	"github.com/kubeproof/kubeproof/internal/provision/imagebuild"
 	"github.com/kubeproof/kubeproof/internal/provision/nodeimage"
 )
@@ -48,7 +49,51 @@ Docker is the one $DOCKER_HOST names, else kubeproof's private daemon if it runs
 	f := build.Flags()
 	releaseFlags(f, &o.kubernetesVersion, &o.etcdVersion, "Kubernetes release of the node", "etcd release of the node's etcd image")
 	f.StringVar(&o.debianMirror, "debian-mirror", os.Getenv("KUBEPROOF_DEBIAN_MIRROR"), debianMirrorHelp)
-	cmd.AddCommand(build, newImageListCommand(o), newImagePushCommand(o))
+	cmd.AddCommand(build, newImageListCommand(o), newImagePushCommand(o), newImageBuildCLICommand(o))
+	return cmd
+}
+
+func newImageBuildCLICommand(o *options) *cobra.Command {
+	var output, tag string
+	cmd := &cobra.Command{
+		Use:   "build-cli",
+		Short: "Build kubeproof's own container image (kubeproof, its images' programs, kubectl) as a docker archive",
+		Long: `build-cli writes kubeproof's own image, for checking a cluster through a kubeconfig from a
+container, as a docker archive (docker load -i FILE):
+
+  docker run --rm --network host -v $KUBECONFIG:/kubeconfig:ro -v $PWD/report:/reports IMAGE \
+    run --provider kubeconfig --image-registry REGISTRY --report-dir /reports
+
+It holds this kubeproof, the programs of the images the specs run, and kubectl of
+--kubernetes-version (built from Go modules, cached). Without arguments the image runs
+` + "`kubeproof run --provider kubeconfig --report-dir /reports`" + `.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			programs, err := imagebuild.ProgramDir()
+			if err != nil {
+				return err
+			}
+			bin, err := binaries.Ensure(cmd.Context(), binaries.Options{
+				KubernetesVersion: o.kubernetesVersion, EtcdVersion: o.etcdVersion, CacheDir: o.cacheDir, Progress: printer(),
+			})
+			if err != nil {
+				return err
+			}
+			image, err := imagebuild.CLI(programs, bin.Path("kubectl"))
+			if err != nil {
+				return err
+			}
+			if err := imagebuild.WriteArchive(output, tag, image); err != nil {
+				return err
+			}
+			fmt.Printf("%s\t%s\n", tag, output)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&output, "output", "o", "kubeproof-image.tar", "the docker archive to write")
+	f.StringVar(&tag, "tag", "kubeproof/kubeproof:"+version(), "the image's name in the archive")
+	releaseFlags(f, &o.kubernetesVersion, &o.etcdVersion, "Kubernetes release of the image's kubectl", "etcd release (not in the image)")
 	return cmd
 }
 

@@ -189,13 +189,30 @@ func decide(l *Line) {
 	switch {
 	case len(refuted) > 0:
 		l.Flag = fmt.Sprintf("restates %s, which the cluster refuted: the line says what the cluster did not do", strings.Join(refuted, ", "))
-	case lineVerdict(l.Restates) == Mixed:
+	case decidedDiffer(l.Restates):
 		var parts []string
 		for _, c := range l.Restates {
 			parts = append(parts, fmt.Sprintf("%s %s", c.ID, verdictOrUnjudged(c.Verdict)))
 		}
 		l.Flag = "restates claims whose verdicts differ (" + strings.Join(parts, ", ") + "): it says more than one thing, or not quite what they say"
 	}
+}
+
+// decidedDiffer says the claims decided (confirmed, conditional, refuted,
+// a measurement, or not testable whatever the cluster) do not all share
+// one verdict. A claim this run did not run, could not check on this
+// cluster or got an error on says nothing about the line yet, so it alone
+// does not make a line say more than one thing.
+func decidedDiffer(cs []LineClaim) bool {
+	var decided []LineClaim
+	for _, c := range cs {
+		switch c.Verdict {
+		case "", claims.NotRun, claims.NotCheckable, claims.Error:
+		default:
+			decided = append(decided, c)
+		}
+	}
+	return len(decided) > 1 && lineVerdict(decided) == Mixed
 }
 
 // lineVerdict is the verdict the claims share, or Mixed.

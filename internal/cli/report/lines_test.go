@@ -189,7 +189,9 @@ func TestRealRunShowsEveryLine(t *testing.T) {
 			verdicts := map[claims.Verdict]bool{}
 			for _, c := range l.Restates {
 				refuted = refuted || c.Verdict == claims.Refuted
-				verdicts[c.Verdict] = true
+				if c.Verdict != claims.NotRun && c.Verdict != claims.NotCheckable && c.Verdict != claims.Error {
+					verdicts[c.Verdict] = true
+				}
 			}
 			if (refuted || len(verdicts) > 1) && (l.Flag == "" || l.Verdict == string(claims.Confirmed)) {
 				t.Errorf("%s line %d restates %+v but shows as %s, flag %q", file, l.First, l.Restates, l.Verdict, l.Flag)
@@ -197,6 +199,25 @@ func TestRealRunShowsEveryLine(t *testing.T) {
 			if l.Flag != "" && !strings.Contains(md.String(), "| "+l.Numbers()+" | ") {
 				t.Errorf("%s line %d is not in claims.md", file, l.First)
 			}
+		}
+	}
+}
+
+// A claim the run did not run, could not check or erred on says nothing
+// about a restating line yet: only decided verdicts that differ flag it.
+func TestOnlyDecidedVerdictsDiffer(t *testing.T) {
+	c := func(v claims.Verdict) LineClaim { return LineClaim{ID: string(v), Verdict: v} }
+	for _, tc := range []struct {
+		claims []LineClaim
+		differ bool
+	}{
+		{[]LineClaim{c(claims.Confirmed), c(claims.NotCheckable)}, false},
+		{[]LineClaim{c(claims.Confirmed), c(claims.NotRun), c(claims.Error)}, false},
+		{[]LineClaim{c(claims.Confirmed), c(claims.Conditional)}, true},
+		{[]LineClaim{c(claims.Confirmed), c(claims.NotTestable)}, true},
+	} {
+		if got := decidedDiffer(tc.claims); got != tc.differ {
+			t.Errorf("%+v: differ %v, want %v", tc.claims, got, tc.differ)
 		}
 	}
 }
