@@ -21,7 +21,7 @@ GOFLAGS_BUILD := -trimpath -buildvcs=false
 # be safe in parallel; this also proves it). E.g. RUN_FLAGS="--document 003 -v".
 RUN_FLAGS  ?= --parallel 4
 
-.PHONY: all build dist dist-check run test unit browser lint e2e e2e-kind e2e-restricted e2e-cgroup2 test-kind faults faults-ci interrupt rounds bench matrix prepare down clean junit-readers
+.PHONY: all build dist dist-check image-check run test unit browser lint e2e e2e-kind e2e-restricted e2e-cgroup2 test-kind faults faults-ci interrupt rounds bench matrix prepare down clean junit-readers
 
 all: build
 
@@ -37,9 +37,10 @@ run: build
 ## test: unit tests, the report in a browser (browser), then the suites on a local cluster and on a kind cluster
 ## made for the occasion, the Raft majority spec on a local cluster with three
 ## etcd members, the local provider on cgroup v2 (two guests), then the fault
-## matrix's CI subset; last, the JUnit reports of those runs read by CI
+## matrix's CI subset, kubeproof's container image and release archives
+## (as their users get them); last, the JUnit reports of those runs read by CI
 ## readers' parsers
-test: lint unit browser e2e e2e-kind e2e-quorum e2e-restricted e2e-cgroup2 faults-ci interrupt registry junit-readers
+test: lint unit browser e2e e2e-kind e2e-quorum e2e-restricted e2e-cgroup2 faults-ci interrupt registry image-check dist-check junit-readers
 # The readers read the reports make test has just written, too.
 test: JUNIT_REPORTS += $(REPORT_DIR) $(REPORT_DIR)-kind $(REPORT_DIR)-quorum $(REPORT_DIR)-restricted
 
@@ -77,7 +78,7 @@ lint: $(ACTIONLINT) $(GOLANGCI_LINT)
 	$(GO) vet -tags e2e ./suites/... ./cmd/...
 	$(GO) vet -tags browser ./internal/cli/report
 	$(GO) mod tidy -diff
-	$(ACTIONLINT) ci/github-actions.yml
+	ci/actionlint.sh $(ACTIONLINT)
 	$(GOLANGCI_LINT) run ./...
 
 e2e: build
@@ -226,6 +227,12 @@ dist:
 	  $(foreach a,$(DIST_ARCHS),-e "s/@SHA256_$(a)@/$$(sha256sum $(DIST_DIR)/kubeproof-$(DIST_VERSION)-linux-$(a).tar.gz | cut -d' ' -f1)/") \
 	  ci/krew/kubeproof.yaml > $(DIST_DIR)/kubeproof.yaml
 	ls -l $(DIST_DIR)
+
+## image-check: kubeproof's own container image (image build-cli), loaded
+## into Docker (the machine's, else the private daemon) and run against a
+## local cluster through a kubeconfig, as a user of the image runs it
+image-check: build
+	ci/image.sh
 
 ## dist-check: what a user of the release gets: the checksums hold, and krew
 ## installs the plugin from the manifest and this machine's archive into an

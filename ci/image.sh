@@ -17,7 +17,7 @@ out=$PWD/_output/image-check
 tag=kubeproof/kubeproof:check
 rm -rf "$out" && mkdir -p "$out/reports"
 
-regpid= started_dockerd=
+regpid='' started_dockerd=''
 cleanup() {
   [ -n "$regpid" ] && kill "$regpid" 2>/dev/null && wait "$regpid" 2>/dev/null
   docker rmi -f "$tag" >/dev/null 2>&1 || true
