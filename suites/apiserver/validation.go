@@ -25,6 +25,11 @@ var (
 	podWithWrongType     = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"wrong-type"},"spec":{"containers":"web"}}`
 	podValid             = validPodJSON("valid", "")
 	podWithUnknownField  = validPodJSON("unknown-field", `"kubeproofUnknownField":true`)
+	// A Deployment whose selector does not select its own Pod template:
+	// well-formed, decodable, and invalid.
+	deploymentSelectorMismatch = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"selector-mismatch"},` +
+		`"spec":{"replicas":1,"selector":{"matchLabels":{"app":"a"}},"template":{"metadata":{"labels":{"app":"b"}},` +
+		`"spec":{"containers":[{"name":"web","image":"kubeproof.local/testapp:v1"}]}}}}`
 	// (Dry runs and refused objects: the image is never pulled, its loaded
 	// name serves on every cluster.)
 )
@@ -49,7 +54,7 @@ var _ = ginkgo.Describe("API server validation", func() {
 	ginkgo.It("rejects objects that do not fit the schema, and says why",
 		framework.Checks(specValidation,
 			"003-VALIDATE-REQUIRED", "003-VALIDATE-TYPE", "003-INVALID-400", "003-RBAC-AFTER-VALIDATION",
-			"004-SCHEMA-REQUIRED", "004-CHAIN-ORDER", "002-VALIDATION", "002-AUTH-ORDER", "000-STORED-IN-ETCD"),
+			"004-SCHEMA-REQUIRED", "004-CHAIN-ORDER", "002-VALIDATION", "002-AUTH-ORDER", "000-STORED-IN-ETCD", "001-STORED"),
 		func(ctx ginkgo.SpecContext) {
 			f.NeedsAccess(access.CSRApproval, access.AccessReviews)
 			pods := "/api/v1/namespaces/" + f.Namespace + "/pods"
@@ -71,6 +76,14 @@ var _ = ginkgo.Describe("API server validation", func() {
 
 			ginkgo.By("a Pod whose containers field has the wrong type")
 			wrongType.Record(invalid(post(f.RESTConfig, "", podWithWrongType), "wrong-type"))
+
+			ginkgo.By("a Deployment whose selector does not match its Pod template")
+			r, err := framework.Request(ctx, f.RESTConfig, "POST", "/apis/apps/v1/namespaces/"+f.Namespace+"/deployments", deploymentSelectorMismatch)
+			framework.ExpectNoError(err, "POST a Deployment")
+			_, getErr := f.Client.AppsV1().Deployments(f.Namespace).Get(ctx, "selector-mismatch", metav1.GetOptions{})
+			a := r.Answer()
+			invalidDeployment.Record(invalidEvidence{Answer: a, Stored: getErr == nil,
+				RejectedByValidation: a.Code == 422 && a.Reason == string(metav1.StatusReasonInvalid)})
 
 			ginkgo.By("a Pod with an unknown field, under each field validation level")
 			level := func(l string) framework.Answer {
@@ -162,6 +175,7 @@ type forbiddenEvidence struct {
 var (
 	missingField              = framework.DeclareEvidence[invalidEvidence]("missingField", specValidation)
 	wrongType                 = framework.DeclareEvidence[invalidEvidence]("wrongType", specValidation)
+	invalidDeployment         = framework.DeclareEvidence[invalidEvidence]("invalidDeployment", specValidation)
 	unknownField              = framework.DeclareEvidence[unknownFieldEvidence]("unknownField", specValidation)
 	validationKubectl         = framework.DeclareEvidence[validationKubectlEvidence]("kubectl", specValidation)
 	unauthorized              = framework.DeclareEvidence[unauthorizedEvidence]("unauthorized", specValidation)
