@@ -27,6 +27,8 @@ var (
 	podWithUnknownField  = validPodJSON("unknown-field", `"kubeproofUnknownField":true`)
 	// A Deployment whose selector does not select its own Pod template:
 	// well-formed, decodable, and invalid.
+	// YAML whose syntax is broken (a flow sequence never closed).
+	brokenYAML                 = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: broken-yaml\nspec:\n  containers:\n  - name: web\n    image: [kubeproof.local/testapp:v1\n"
 	deploymentSelectorMismatch = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"selector-mismatch"},` +
 		`"spec":{"replicas":1,"selector":{"matchLabels":{"app":"a"}},"template":{"metadata":{"labels":{"app":"b"}},` +
 		`"spec":{"containers":[{"name":"web","image":"kubeproof.local/testapp:v1"}]}}}}`
@@ -54,7 +56,7 @@ var _ = ginkgo.Describe("API server validation", func() {
 	ginkgo.It("rejects objects that do not fit the schema, and says why",
 		framework.Checks(specValidation,
 			"003-VALIDATE-REQUIRED", "003-VALIDATE-TYPE", "003-INVALID-400", "003-RBAC-AFTER-VALIDATION",
-			"004-SCHEMA-REQUIRED", "004-CHAIN-ORDER", "002-VALIDATION", "002-AUTH-ORDER", "000-STORED-IN-ETCD", "001-STORED"),
+			"004-SCHEMA-REQUIRED", "004-CHAIN-ORDER", "002-VALIDATION", "002-AUTH-ORDER", "000-STORED-IN-ETCD", "001-STORED", "002-YAML-SYNTAX"),
 		func(ctx ginkgo.SpecContext) {
 			f.NeedsAccess(access.CSRApproval, access.AccessReviews)
 			pods := "/api/v1/namespaces/" + f.Namespace + "/pods"
@@ -76,6 +78,15 @@ var _ = ginkgo.Describe("API server validation", func() {
 
 			ginkgo.By("a Pod whose containers field has the wrong type")
 			wrongType.Record(invalid(post(f.RESTConfig, "", podWithWrongType), "wrong-type"))
+
+			ginkgo.By("YAML with broken syntax: through kubectl apply, and sent to the API server as YAML")
+			res, err := f.Kubectl.Run(ctx, strings.NewReader(brokenYAML), "apply", "-f", "-", "--namespace", f.Namespace)
+			framework.ExpectNoError(err, "run kubectl apply")
+			stderr := strings.TrimSpace(res.Stderr)
+			asYAML, err := framework.RequestWithType(ctx, f.RESTConfig, "POST", pods, "application/yaml", brokenYAML)
+			framework.ExpectNoError(err, "POST YAML")
+			yamlSyntax.Record(yamlSyntaxEvidence{KubectlExitCode: res.ExitCode, KubectlStderr: f.Generalize(stderr, nil),
+				KubectlRefusedByServer: strings.HasPrefix(stderr, "Error from server"), APIServer: asYAML.Answer()})
 
 			ginkgo.By("a Deployment whose selector does not match its Pod template")
 			r, err := framework.Request(ctx, f.RESTConfig, "POST", "/apis/apps/v1/namespaces/"+f.Namespace+"/deployments", deploymentSelectorMismatch)
@@ -142,6 +153,16 @@ type invalidEvidence struct {
 	Stored               bool `json:"stored"`
 }
 
+// Broken YAML: what kubectl apply said (and whether its error came from the
+// API server: "Error from server ..."), and the API server's answer to the
+// same YAML sent to it as application/yaml.
+type yamlSyntaxEvidence struct {
+	KubectlExitCode        int              `json:"kubectlExitCode"`
+	KubectlStderr          string           `json:"kubectlStderr"`
+	KubectlRefusedByServer bool             `json:"kubectlRefusedByServer"`
+	APIServer              framework.Answer `json:"apiServer"`
+}
+
 // A Pod with an unknown field under each field validation level.
 type unknownFieldEvidence struct {
 	Strict framework.Answer `json:"Strict"`
@@ -176,6 +197,7 @@ var (
 	missingField              = framework.DeclareEvidence[invalidEvidence]("missingField", specValidation)
 	wrongType                 = framework.DeclareEvidence[invalidEvidence]("wrongType", specValidation)
 	invalidDeployment         = framework.DeclareEvidence[invalidEvidence]("invalidDeployment", specValidation)
+	yamlSyntax                = framework.DeclareEvidence[yamlSyntaxEvidence]("yamlSyntax", specValidation)
 	unknownField              = framework.DeclareEvidence[unknownFieldEvidence]("unknownField", specValidation)
 	validationKubectl         = framework.DeclareEvidence[validationKubectlEvidence]("kubectl", specValidation)
 	unauthorized              = framework.DeclareEvidence[unauthorizedEvidence]("unauthorized", specValidation)

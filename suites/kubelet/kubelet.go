@@ -7,6 +7,7 @@ package kubelet
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -122,7 +123,8 @@ var _ = ginkgo.Describe("Kubelet", func() {
 		})
 
 	ginkgo.It("image pull policy: defaults by tag, IfNotPresent uses the local image, a missing image fails with an event",
-		framework.Checks(specImages, "002-PULL-POLICY-DEFAULT", "002-IFNOTPRESENT", "002-PULL-FAILED-EVENT"),
+		framework.Checks(specImages, "002-PULL-POLICY-DEFAULT", "002-IFNOTPRESENT", "002-PULL-FAILED-EVENT", "002-ALWAYS-EVERY-TIME",
+			"002-TIME-ALWAYS-PULL"),
 		func(ctx ginkgo.SpecContext) {
 			repo := strings.Split(images.TestApp.PodRef(), ":")[0]
 			policies := map[string]string{}
@@ -173,6 +175,26 @@ var _ = ginkgo.Describe("Kubelet", func() {
 				ev.MissingEventType, ev.MissingEventMessage = failed.Type, firstLine(failed.Message)
 			}
 			imagesSeen.Record(ev)
+
+			ginkgo.By("imagePullPolicy Always, for an image the node already has")
+			always := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "always"}, Spec: podsecurity.Restricted(corev1.PodSpec{
+				NodeName: local.Spec.NodeName, Containers: []corev1.Container{container("app", 8080)}})}
+			always.Spec.Containers[0].ImagePullPolicy = corev1.PullAlways
+			createPod(ctx, f, always)
+			evs, _ = framework.Await(ctx, events, "the Always Pod's pull to end (Pulled or Failed)", framework.Timeout.PodStart, func(es []observe.Event) bool {
+				return framework.FindEvent(es, "always", "Pulled") != nil || framework.FindEvent(es, "always", "Failed") != nil
+			})
+			aev := alwaysEvidence{Pulling: framework.FindEvent(evs, "always", "Pulling") != nil}
+			switch pulled, failed := framework.FindEvent(evs, "always", "Pulled"), framework.FindEvent(evs, "always", "Failed"); {
+			case pulled != nil:
+				aev.Outcome, aev.Message = "pulled", pulled.Message
+				if d, ok := pullDuration(pulled.Message); ok {
+					aev.PullMs = framework.Millis(d)
+				}
+			case failed != nil:
+				aev.Outcome, aev.Message = "failed", firstLine(failed.Message)
+			}
+			alwaysPolicy.Record(aev)
 		})
 
 	ginkgo.It("resources.limits become the container's cgroup limits, read from inside",
@@ -349,6 +371,29 @@ type imagesEvidence struct {
 	MissingEventMessage string `json:"missingEventMessage"`
 }
 
+// A Pod with imagePullPolicy Always whose image the node already has: did
+// the kubelet go to the registry (a Pulling event), and how did it end
+// ("pulled", with the pull's time; "failed" where no registry serves it).
+type alwaysEvidence struct {
+	Pulling bool    `json:"pulling"`
+	Outcome string  `json:"outcome"`
+	Message string  `json:"message"`
+	PullMs  float64 `json:"pullMs"`
+}
+
+// pulledIn finds the pull time in a Pulled event's message: `Successfully
+// pulled image "x" in 1.2s (1.2s including waiting)`.
+var pulledIn = regexp.MustCompile(`Successfully pulled image .* in ([0-9.]+m?s)`)
+
+func pullDuration(msg string) (time.Duration, bool) {
+	m := pulledIn.FindStringSubmatch(msg)
+	if m == nil {
+		return 0, false
+	}
+	d, err := time.ParseDuration(m[1])
+	return d, err == nil
+}
+
 // The cgroup limits a container reads from inside.
 type cgroupEvidence struct {
 	Version          string            `json:"version"`
@@ -379,6 +424,7 @@ var (
 	sandbox           = framework.DeclareEvidence[sandboxEvidence]("sandbox", specSandbox)
 	defaultPullPolicy = framework.DeclareEvidence[pullPolicyEvidence]("defaultPullPolicy", specImages)
 	imagesSeen        = framework.DeclareEvidence[imagesEvidence]("images", specImages)
+	alwaysPolicy      = framework.DeclareEvidence[alwaysEvidence]("alwaysPolicy", specImages)
 	cgroup            = framework.DeclareEvidence[cgroupEvidence]("cgroup", specCgroups)
 	startup           = framework.DeclareEvidence[startupEvidence]("startup", specProbes)
 	liveness          = framework.DeclareEvidence[livenessEvidence]("liveness", specProbes)

@@ -45,7 +45,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 		framework.Checks(specCreate,
 			"000-KUBECTL-HTTP", "000-FRONT-DOOR", "000-STORED-IN-ETCD", "000-POD-UNSCHEDULED", "000-SCHEDULER-WATCH",
 			"000-SCHEDULER-WATCHES-UNSCHEDULED", "000-BINDING-OBJECT", "000-CONTROLLER-MANAGER", "000-STEP-ORDER", "000-KUBELET-WATCH",
-			"000-DIAGRAM-FLOW",
+			"000-DIAGRAM-FLOW", "002-KUBELET-SEES-ETCD", "002-FLOW-ORDER", "002-DESCRIBE-WHY",
 			"003-QUIZ-1", "003-QUIZ-2", "003-QUIZ-3", "000-CONTAINER-RUNTIME", "000-STATUS-REPORTED", "000-KUBECTL-GET",
 			"002-PENDING-FIRST", "002-ETCD-KEY", "002-SCHEDULED-EVENT", "002-EVENT-ORDER", "002-PULLING-EVENT",
 			"002-RUNNING-STATUS",
@@ -118,6 +118,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 				framework.Unmet("kubelet", "the Pod's container was started", "not running within "+framework.Timeout.PodStart.String()+"; last seen: "+r.LastSeen())
 			}
 			framework.Saw("kubelet", "ran the container of the Pod of pod.yaml (runtime %s)", rev.Runtime)
+			recordKubeletConnections(ctx, f, node)
 
 			ginkgo.By("the Pod turns Ready")
 			rd := framework.ReadyPod(ctx, pods, podName)
@@ -246,7 +247,9 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 	ginkgo.It("kubectl apply -f pod.yaml, five times: how long each step takes (median and spread)",
 		framework.Checks(specTiming,
 			"002-TIME-APISERVER", "002-TIME-ETCD", "002-TIME-SCHEDULER", "002-TIME-SCHEDULER-STEP", "002-TIME-KUBELET-DETECT",
-			"002-TIME-CONTAINER", "002-TIME-TOTAL-CACHED", "002-TIME-CACHED-RETRY", "002-IMAGE-PULL-SLOWEST", "002-TIME-TOTAL-PULLED"),
+			"002-TIME-CONTAINER", "002-TIME-TOTAL-CACHED", "002-TIME-CACHED-RETRY", "002-IMAGE-PULL-SLOWEST", "002-TIME-TOTAL-PULLED",
+			"002-TLDR-TIME-ETCD", "002-TLDR-TIME-SCHEDULER", "002-TIME-KUBELET-TO-RUNNING", "002-TIME-TOTAL-RANGE", "002-FLOW-TIME-ETCD",
+			"002-APPLY-TIME-IS-APISERVER", "002-TIME-APPLY-REAL", "002-TIME-PULL-TABLE", "002-TIME-PULLED-MEASURED", "002-PULL-MOST-OF-TIME"),
 		framework.Takes(42),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)

@@ -140,6 +140,20 @@ type auditTimingEvidence struct {
 	CreateRequestMs         framework.Samples `json:"createRequestMs"`
 	CreateToBindingMs       framework.Samples `json:"createToBindingMs"`
 	BindingToKubeletFirstMs framework.Samples `json:"bindingToKubeletFirstMs"`
+	// CreateShareOfApply is, per apply, the create request's time in the
+	// API server over kubectl apply's run time: how much of what `time
+	// kubectl apply` shows is the API server's answer.
+	CreateShareOfApply framework.Samples `json:"createShareOfApply"`
+}
+
+// The applies whose Pod pulled its image (a Pulling event): the kubelet's
+// step with the download, and the download's share of the whole.
+type pulledTimingEvidence struct {
+	// BoundToRunningMs: from the binding to the container running.
+	BoundToRunningMs framework.Samples `json:"boundToRunningMs"`
+	// PullShare: the pull's time (its Pulled event's) over the time from
+	// kubectl apply to the Pod Ready.
+	PullShare framework.Samples `json:"pullShare"`
 }
 
 var (
@@ -159,6 +173,7 @@ var (
 	reapplied        = framework.DeclareEvidence[reappliedEvidence]("reapplied", specDelete)
 	timing           = framework.DeclareEvidence[timingEvidence]("timing", specTiming)
 	auditTiming      = framework.DeclareEvidence[auditTimingEvidence]("auditTiming", specTiming)
+	pulledTiming     = framework.DeclareEvidence[pulledTimingEvidence]("pulledTiming", specTiming)
 )
 
 // recordSchedulerWatch reads the scheduler's watch of Pods from the audit
@@ -369,6 +384,7 @@ func measureTimings(ctx context.Context, f *framework.Framework) {
 	}
 	var pulls, pulledApplyToReady []float64
 	pulled := map[string]bool{}
+	pullOf := map[string]float64{}
 	for _, e := range podEvents.Events() {
 		ev, ok := e.Object.(*corev1.Event)
 		if !ok {
@@ -378,6 +394,7 @@ func measureTimings(ctx context.Context, f *framework.Framework) {
 		case "Pulled":
 			if d, ok := pullDuration(ev.Message); ok {
 				pulls = append(pulls, framework.Millis(d))
+				pullOf[ev.InvolvedObject.Name] = framework.Millis(d)
 			}
 		case "Pulling":
 			pulled[ev.InvolvedObject.Name] = true
@@ -391,6 +408,18 @@ func measureTimings(ctx context.Context, f *framework.Framework) {
 	timing.Record(timingEvidence{ApplyMs: framework.NewSamples(applyMs), BoundToRunningMs: framework.NewSamples(boundToRunning),
 		ApplyToReadyMs: framework.NewSamples(applyToReady), PullMs: framework.NewSamples(pulls),
 		PulledApplyToReadyMs: framework.NewSamples(pulledApplyToReady)})
+	var pulledBoundToRunning, pullShares []float64
+	for i, name := range names {
+		if pull, ok := pullOf[name]; ok && pulled[name] {
+			pulledBoundToRunning = append(pulledBoundToRunning, boundToRunning[i])
+			pullShares = append(pullShares, pull/applyToReady[i])
+		}
+	}
+	if len(pullShares) == 0 {
+		pulledTiming.Unobservable("no apply pulled its image (it was on the node already): nothing was downloaded")
+	} else {
+		pulledTiming.Record(pulledTimingEvidence{BoundToRunningMs: framework.NewSamples(pulledBoundToRunning), PullShare: framework.NewSamples(pullShares)})
+	}
 	if auditLog == nil {
 		return
 	}
@@ -404,8 +433,8 @@ func measureTimings(ctx context.Context, f *framework.Framework) {
 		return true
 	})
 	framework.ExpectNoError(err, "read the applies from the audit log")
-	var createMs, toBinding, toKubelet []float64
-	for _, n := range names {
+	var createMs, toBinding, toKubelet, share []float64
+	for i, n := range names {
 		c := firstEvent(events, audit.On("pods", f.Namespace, n, ""), audit.Verbs("create"))
 		b := firstEvent(events, audit.On("pods", f.Namespace, n, "binding"))
 		s := firstEvent(events, audit.On("pods", f.Namespace, n, "status"), kubelet)
@@ -415,9 +444,11 @@ func measureTimings(ctx context.Context, f *framework.Framework) {
 		createMs = append(createMs, framework.Millis(c.StageTimestamp.Sub(c.RequestReceivedTimestamp)))
 		toBinding = append(toBinding, framework.Millis(b.RequestReceivedTimestamp.Sub(c.RequestReceivedTimestamp)))
 		toKubelet = append(toKubelet, framework.Millis(s.RequestReceivedTimestamp.Sub(b.RequestReceivedTimestamp)))
+		share = append(share, createMs[i]/applyMs[i])
 	}
 	auditTiming.Record(auditTimingEvidence{CreateRequestMs: framework.NewSamples(createMs),
-		CreateToBindingMs: framework.NewSamples(toBinding), BindingToKubeletFirstMs: framework.NewSamples(toKubelet)})
+		CreateToBindingMs: framework.NewSamples(toBinding), BindingToKubeletFirstMs: framework.NewSamples(toKubelet),
+		CreateShareOfApply: framework.NewSamples(share)})
 }
 
 // kubelet selects requests made by a kubelet.
