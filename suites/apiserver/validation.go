@@ -56,7 +56,8 @@ var _ = ginkgo.Describe("API server validation", func() {
 	ginkgo.It("rejects objects that do not fit the schema, and says why",
 		framework.Checks(specValidation,
 			"003-VALIDATE-REQUIRED", "003-VALIDATE-TYPE", "003-INVALID-400", "003-RBAC-AFTER-VALIDATION",
-			"004-SCHEMA-REQUIRED", "004-CHAIN-ORDER", "002-VALIDATION", "002-AUTH-ORDER", "000-STORED-IN-ETCD", "001-STORED", "002-YAML-SYNTAX"),
+			"004-SCHEMA-REQUIRED", "004-CHAIN-ORDER", "002-VALIDATION", "002-AUTH-ORDER", "000-STORED-IN-ETCD", "001-STORED", "002-YAML-SYNTAX",
+			"003-STEP-ORDER", "003-DIAGRAM-FLOW", "003-QUIZ-1"),
 		func(ctx ginkgo.SpecContext) {
 			f.NeedsAccess(access.CSRApproval, access.AccessReviews)
 			pods := "/api/v1/namespaces/" + f.Namespace + "/pods"
@@ -87,6 +88,18 @@ var _ = ginkgo.Describe("API server validation", func() {
 			framework.ExpectNoError(err, "POST YAML")
 			yamlSyntax.Record(yamlSyntaxEvidence{KubectlExitCode: res.ExitCode, KubectlStderr: f.Generalize(stderr, nil),
 				KubectlRefusedByServer: strings.HasPrefix(stderr, "Error from server"), APIServer: asYAML.Answer()})
+
+			ginkgo.By("a patch that would make a ConfigMap invalid, on one that exists and on one that does not")
+			_, err = f.Client.CoreV1().ConfigMaps(f.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "patch-target"}}, metav1.CreateOptions{})
+			framework.ExpectNoError(err, "create the ConfigMap to patch")
+			patch := func(name string) framework.Answer {
+				ginkgo.GinkgoHelper()
+				r, err := framework.RequestWithType(ctx, f.RESTConfig, "PATCH", "/api/v1/namespaces/"+f.Namespace+"/configmaps/"+name,
+					"application/merge-patch+json", `{"data":{"not a valid key!":"x"}}`)
+				framework.ExpectNoError(err, "PATCH ConfigMap %s", name)
+				return r.Answer()
+			}
+			patchOrder.Record(patchOrderEvidence{Existing: patch("patch-target"), Missing: patch("patch-missing")})
 
 			ginkgo.By("a Deployment whose selector does not match its Pod template")
 			r, err := framework.Request(ctx, f.RESTConfig, "POST", "/apis/apps/v1/namespaces/"+f.Namespace+"/deployments", deploymentSelectorMismatch)
@@ -163,6 +176,14 @@ type yamlSyntaxEvidence struct {
 	APIServer              framework.Answer `json:"apiServer"`
 }
 
+// A merge patch that would give a ConfigMap an invalid key: the answer for
+// one that exists (validation refuses the result) and for one that does
+// not (the existing object is read first: nothing to validate).
+type patchOrderEvidence struct {
+	Existing framework.Answer `json:"existing"`
+	Missing  framework.Answer `json:"missing"`
+}
+
 // A Pod with an unknown field under each field validation level.
 type unknownFieldEvidence struct {
 	Strict framework.Answer `json:"Strict"`
@@ -198,6 +219,7 @@ var (
 	wrongType                 = framework.DeclareEvidence[invalidEvidence]("wrongType", specValidation)
 	invalidDeployment         = framework.DeclareEvidence[invalidEvidence]("invalidDeployment", specValidation)
 	yamlSyntax                = framework.DeclareEvidence[yamlSyntaxEvidence]("yamlSyntax", specValidation)
+	patchOrder                = framework.DeclareEvidence[patchOrderEvidence]("patchOrder", specValidation)
 	unknownField              = framework.DeclareEvidence[unknownFieldEvidence]("unknownField", specValidation)
 	validationKubectl         = framework.DeclareEvidence[validationKubectlEvidence]("kubectl", specValidation)
 	unauthorized              = framework.DeclareEvidence[unauthorizedEvidence]("unauthorized", specValidation)

@@ -2,15 +2,18 @@ package podflow
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/url"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/kubeproof/kubeproof/framework"
+	"github.com/kubeproof/kubeproof/framework/audit"
 	"github.com/kubeproof/kubeproof/framework/cluster"
 )
 
@@ -86,4 +89,47 @@ func etcdPorts(info *cluster.Info) []string {
 		ports = []string{"2379"}
 	}
 	return ports
+}
+
+// What the kubelet asked the API server about Pods during the status
+// window, from the audit log: does it fetch its Pods again and again (a
+// poll), or hold the watch it has?
+type kubeletReadsEvidence struct {
+	// Reads counts its GET and LIST requests for Pods; Watches the new
+	// watches of Pods it opened.
+	Reads   int     `json:"reads"`
+	Watches int     `json:"watches"`
+	Seconds float64 `json:"windowSeconds"`
+	// Requests are the first few, for the report.
+	Requests []string `json:"requests"`
+}
+
+var kubeletReads = framework.DeclareEvidence[kubeletReadsEvidence]("kubeletReads", specStatusWindow)
+
+// recordKubeletReads reads the node's kubelet's requests for pod, and for
+// the Pods of its node, since from (the start of the window).
+func recordKubeletReads(log *audit.Log, from audit.Offset, node, pod string, window time.Duration) {
+	ginkgo.GinkgoHelper()
+	// The log gives each request once: its ResponseComplete event, or a
+	// watch's ResponseStarted.
+	events, err := log.Since(from, audit.All(audit.By("system:node:"+node), audit.Verbs("get", "list", "watch"), func(e audit.Event) bool {
+		// Its requests for this Pod, or for all the Pods of its node (a
+		// list or a watch names none); other Pods' status writes, which
+		// the kubelet reads before, are not about this one.
+		return e.ObjectRef != nil && e.ObjectRef.Resource == "pods" && e.ObjectRef.Subresource == "" &&
+			(e.ObjectRef.Name == pod || e.ObjectRef.Name == "")
+	}))
+	framework.ExpectNoError(err, "read the kubelet's requests from the audit log")
+	ev := kubeletReadsEvidence{Seconds: window.Seconds()}
+	for _, e := range events {
+		if e.Verb == "watch" {
+			ev.Watches++
+			continue
+		}
+		ev.Reads++
+		if len(ev.Requests) < 5 {
+			ev.Requests = append(ev.Requests, fmt.Sprintf("%s %s", e.Verb, e.Path()))
+		}
+	}
+	kubeletReads.Record(ev)
 }

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeproof/kubeproof/framework"
+	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/observe"
 )
 
@@ -46,6 +47,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 			"000-KUBECTL-HTTP", "000-FRONT-DOOR", "000-STORED-IN-ETCD", "000-POD-UNSCHEDULED", "000-SCHEDULER-WATCH",
 			"000-SCHEDULER-WATCHES-UNSCHEDULED", "000-BINDING-OBJECT", "000-CONTROLLER-MANAGER", "000-STEP-ORDER", "000-KUBELET-WATCH",
 			"000-DIAGRAM-FLOW", "002-KUBELET-SEES-ETCD", "002-FLOW-ORDER", "002-DESCRIBE-WHY",
+			"003-SCHEDULER-UPDATES-ETCD", "003-OTHERS-VIA-APISERVER", "003-NODENAME-IN-ETCD", "003-DIAGRAM-FLOW",
 			"003-QUIZ-1", "003-QUIZ-2", "003-QUIZ-3", "000-CONTAINER-RUNTIME", "000-STATUS-REPORTED", "000-KUBECTL-GET",
 			"002-PENDING-FIRST", "002-ETCD-KEY", "002-SCHEDULED-EVENT", "002-EVENT-ORDER", "002-PULLING-EVENT",
 			"002-RUNNING-STATUS",
@@ -163,7 +165,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 		})
 
 	ginkgo.It("observes how often the kubelet reports a Running Pod's status",
-		framework.Checks(specStatusWindow, "000-STATUS-PERIODIC", "001-STATUS-CONTINUOUS", "003-STATUS-PERIODIC"),
+		framework.Checks(specStatusWindow, "000-STATUS-PERIODIC", "001-STATUS-CONTINUOUS", "003-STATUS-PERIODIC", "003-KUBELET-POLLS"),
 		framework.Takes(33),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
@@ -171,6 +173,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 			apply(ctx, f, podName)
 			rd := framework.ReadyPod(ctx, pods, podName)
 			leases := f.RecordLease(ctx, rd.Pod.Spec.NodeName)
+			auditLog, from := f.AuditLog()
 
 			// An observation window, not a synchronisation: how many status
 			// writes does a Pod whose state does not change get?
@@ -184,6 +187,11 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 				PodUpdates:        len(pods.Events()) - before,
 				NodeLeaseRenewals: len(leases.Events()) - beforeLease,
 			})
+			if auditLog == nil {
+				kubeletReads.Unobservable("%s", f.Cluster.Missing(cluster.AuditLog))
+				return
+			}
+			recordKubeletReads(auditLog, from, rd.Pod.Spec.NodeName, podName, window)
 		})
 
 	ginkgo.It("kubectl delete -f pod.yaml: the containers stop, the object is removed, and it can be applied again",
