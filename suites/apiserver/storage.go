@@ -38,7 +38,7 @@ var _ = ginkgo.Describe("API server storage", func() {
 
 	ginkgo.It("stores what it answers 201 for, under /registry, with resourceVersion = etcd revision",
 		framework.Checks(specStorage,
-			"004-STORED-BEFORE-201", "004-ETCD-KEY-DEPLOYMENT", "004-RV-REVISION", "003-ETCD-ONLY-APISERVER", "004-ETCD-PROTOBUF"),
+			"004-STORED-BEFORE-201", "004-ETCD-KEY-DEPLOYMENT", "004-RV-REVISION", "003-ETCD-ONLY-APISERVER", "004-ETCD-PROTOBUF", "004-REST-API"),
 		func(ctx ginkgo.SpecContext) {
 			f.Require(cluster.EtcdAccess)
 			db := f.Etcd()
@@ -79,7 +79,8 @@ var _ = ginkgo.Describe("API server storage", func() {
 
 	ginkgo.It("discovers API groups and paths, a new CRD's among them, and stores custom resources as JSON",
 		framework.Checks(specDiscovery,
-			"004-API-PATHS", "004-DISCOVERY", "004-CRD-SAME-PATTERN", "004-ETCD-PROTOBUF", "004-OPENAPI-SCHEMA", "003-OPENAPI-VALIDATION"),
+			"004-API-PATHS", "004-DISCOVERY", "004-CRD-SAME-PATTERN", "004-ETCD-PROTOBUF", "004-OPENAPI-SCHEMA", "003-OPENAPI-VALIDATION",
+			"004-CORE-VS-GROUPS"),
 		func(ctx ginkgo.SpecContext) {
 			f.NeedsAccess(access.CRDs)
 			ginkgo.By("the documented paths")
@@ -90,7 +91,10 @@ var _ = ginkgo.Describe("API server storage", func() {
 				return r.Code
 			}
 			paths.Record(pathsEvidence{Core: code("/api/v1/namespaces/" + ns + "/pods"), Apps: code("/apis/apps/v1/namespaces/" + ns + "/deployments"),
-				Batch: code("/apis/batch/v1/namespaces/" + ns + "/jobs")})
+				Batch:    code("/apis/batch/v1/namespaces/" + ns + "/jobs"),
+				Services: code("/api/v1/namespaces/" + ns + "/services"), ConfigMaps: code("/api/v1/namespaces/" + ns + "/configmaps"),
+				StatefulSets:      code("/apis/apps/v1/namespaces/" + ns + "/statefulsets"),
+				DeploymentsInCore: code("/api/v1/namespaces/" + ns + "/deployments")})
 			d, _ := discover(ctx, f, "")
 			discovery.Record(d)
 
@@ -277,6 +281,13 @@ type pathsEvidence struct {
 	Core  int `json:"core"`
 	Apps  int `json:"apps"`
 	Batch int `json:"batch"`
+	// Services and ConfigMaps under /api/v1, StatefulSets under
+	// /apis/apps/v1; DeploymentsInCore: Deployments asked for under
+	// /api/v1, where a resource of a group is not.
+	Services          int `json:"services"`
+	ConfigMaps        int `json:"configMaps"`
+	StatefulSets      int `json:"statefulSets"`
+	DeploymentsInCore int `json:"deploymentsInCore"`
 }
 
 // What /api and /apis list.

@@ -98,7 +98,7 @@ var _ = ginkgo.Describe("Kubelet", func() {
 		})
 
 	ginkgo.It("starts the sandbox first; the Pod's containers share its network namespace and IP",
-		framework.Checks(specSandbox, "004-SANDBOX-FIRST", "004-LOCALHOST"),
+		framework.Checks(specSandbox, "004-SANDBOX-FIRST", "004-LOCALHOST", "004-KUBELET-STEP-ORDER"),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			pods := f.RecordPods(ctx)
@@ -120,6 +120,40 @@ var _ = ginkgo.Describe("Kubelet", func() {
 				ev.RuntimeNote = err.Error()
 			}
 			sandbox.Record(ev)
+
+			ginkgo.By("a Pod whose ConfigMap volume cannot be mounted yet: is its sandbox (its network) made meanwhile?")
+			events := f.RecordEvents(ctx)
+			app := container("app", 8080)
+			app.VolumeMounts = []corev1.VolumeMount{{Name: "later", MountPath: "/etc/later"}}
+			createPod(ctx, f, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "needs-config"}, Spec: podsecurity.Restricted(corev1.PodSpec{
+				Containers: []corev1.Container{app},
+				Volumes: []corev1.Volume{{Name: "later", VolumeSource: corev1.VolumeSource{
+					ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "later"}}}}},
+			})})
+			_, failed := framework.Await(ctx, events, "the kubelet's FailedMount event for the missing ConfigMap", framework.Timeout.PodStart, func(es []observe.Event) bool {
+				return framework.FindEvent(es, "needs-config", "FailedMount") != nil
+			})
+			gate := volumeGateEvidence{FailedMount: failed}
+			if failed {
+				waiting, err := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, "needs-config", metav1.GetOptions{})
+				framework.ExpectNoError(err, "read the waiting Pod")
+				gate.PodIPWhileWaiting = waiting.Status.PodIP
+				if c := framework.PodCondition(waiting, corev1.PodReadyToStartContainers); c != nil {
+					gate.SandboxReadyWhileWaiting = string(c.Status)
+				}
+				if cs, err := f.RuntimeContainers(ctx, "needs-config"); err == nil {
+					has := len(cs) > 0
+					gate.RuntimeSandboxWhileWaiting = &has
+				}
+				gate.NetworkWhileVolumeMissing = gate.PodIPWhileWaiting != "" || gate.SandboxReadyWhileWaiting == string(corev1.ConditionTrue) ||
+					(gate.RuntimeSandboxWhileWaiting != nil && *gate.RuntimeSandboxWhileWaiting)
+				_, err = f.Client.CoreV1().ConfigMaps(f.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "later"}}, metav1.CreateOptions{})
+				framework.ExpectNoError(err, "create the ConfigMap the Pod mounts")
+				gate.RanOnceMounted = framework.AwaitPod(ctx, pods, "needs-config", "the Pod to run once its ConfigMap exists", framework.Timeout.PodStart, func(p *corev1.Pod) bool {
+					return p.Status.Phase == corev1.PodRunning
+				}).OK
+			}
+			volumeGate.Record(gate)
 		})
 
 	ginkgo.It("image pull policy: defaults by tag, IfNotPresent uses the local image, a missing image fails with an event",
@@ -198,7 +232,7 @@ var _ = ginkgo.Describe("Kubelet", func() {
 		})
 
 	ginkgo.It("resources.limits become the container's cgroup limits, read from inside",
-		framework.Checks(specCgroups, "004-LIMITS-CGROUP"),
+		framework.Checks(specCgroups, "004-LIMITS-CGROUP", "004-RUNC-ISOLATION"),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			pods := f.RecordPods(ctx)
@@ -352,6 +386,22 @@ type sandboxEvidence struct {
 	RuntimeNote       string   `json:"runtimeNote,omitempty"`
 }
 
+// A Pod whose ConfigMap volume could not be mounted (the ConfigMap did not
+// exist yet): what the node had made of it meanwhile, and whether it ran
+// once the ConfigMap was there.
+type volumeGateEvidence struct {
+	FailedMount bool `json:"failedMount"`
+	// While the kubelet reported FailedMount: the Pod's IP, its
+	// PodReadyToStartContainers condition (True once the sandbox and its
+	// network are up), and whether the runtime had any container of it.
+	PodIPWhileWaiting          string `json:"podIPWhileWaiting"`
+	SandboxReadyWhileWaiting   string `json:"sandboxReadyWhileWaiting"`
+	RuntimeSandboxWhileWaiting *bool  `json:"runtimeSandboxWhileWaiting,omitempty"`
+	// NetworkWhileVolumeMissing: any of those shows a sandbox or network.
+	NetworkWhileVolumeMissing bool `json:"networkWhileVolumeMissing"`
+	RanOnceMounted            bool `json:"ranOnceMounted"`
+}
+
 // The imagePullPolicy the API server gave each form of image reference.
 type pullPolicyEvidence struct {
 	Latest   string `json:"latest"`
@@ -425,6 +475,7 @@ var (
 	defaultPullPolicy = framework.DeclareEvidence[pullPolicyEvidence]("defaultPullPolicy", specImages)
 	imagesSeen        = framework.DeclareEvidence[imagesEvidence]("images", specImages)
 	alwaysPolicy      = framework.DeclareEvidence[alwaysEvidence]("alwaysPolicy", specImages)
+	volumeGate        = framework.DeclareEvidence[volumeGateEvidence]("volumeGate", specSandbox)
 	cgroup            = framework.DeclareEvidence[cgroupEvidence]("cgroup", specCgroups)
 	startup           = framework.DeclareEvidence[startupEvidence]("startup", specProbes)
 	liveness          = framework.DeclareEvidence[livenessEvidence]("liveness", specProbes)
