@@ -80,7 +80,7 @@ var _ = ginkgo.Describe("API server storage", func() {
 	ginkgo.It("discovers API groups and paths, a new CRD's among them, and stores custom resources as JSON",
 		framework.Checks(specDiscovery,
 			"004-API-PATHS", "004-DISCOVERY", "004-CRD-SAME-PATTERN", "004-ETCD-PROTOBUF", "004-OPENAPI-SCHEMA", "003-OPENAPI-VALIDATION",
-			"004-CORE-VS-GROUPS"),
+			"004-CORE-VS-GROUPS", "004-ETCD-KEY"),
 		func(ctx ginkgo.SpecContext) {
 			f.NeedsAccess(access.CRDs)
 			ginkgo.By("the documented paths")

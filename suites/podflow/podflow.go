@@ -138,7 +138,8 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 				return framework.FindEvent(es, podName, "Started") != nil && framework.FindEvent(es, podName, "Scheduled") != nil
 			})
 			reasons := framework.EventReasons(evs, podName)
-			eev := eventsEvidence{Reasons: reasons, InOrder: inOrder(reasons, "Scheduled", "Created", "Started")}
+			eev := eventsEvidence{Reasons: reasons, InOrder: inOrder(reasons, "Scheduled", "Created", "Started"),
+				WithImageInOrder: inOrder(reasons, "Scheduled", "Pulled", "Created", "Started")}
 			if e := framework.FindEvent(evs, podName, "Scheduled"); e != nil {
 				eev.ScheduledMessage = f.Generalize(e.Message, map[string]string{node: "{node}", podName: "{name}"})
 			}
@@ -407,6 +408,9 @@ type eventsEvidence struct {
 	Reasons          []string `json:"reasons"`
 	ScheduledMessage string   `json:"scheduledMessage"`
 	InOrder          bool     `json:"inOrder"`
+	// WithImageInOrder: Scheduled, Pulled (the image's event, downloaded
+	// or already present), Created, Started, in this order.
+	WithImageInOrder bool `json:"withImageInOrder"`
 }
 
 // The Pod's events about its image, when the node did not have it.
