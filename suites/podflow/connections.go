@@ -106,9 +106,9 @@ type kubeletReadsEvidence struct {
 
 var kubeletReads = framework.DeclareEvidence[kubeletReadsEvidence]("kubeletReads", specStatusWindow)
 
-// recordKubeletReads reads the node's kubelet's requests for pod, and for
-// the Pods of its node, since from (the start of the window).
-func recordKubeletReads(log *audit.Log, from audit.Offset, node, pod string, window time.Duration) {
+// recordKubeletReads reads the node's kubelet's requests for namespace/pod,
+// and for all the Pods of its node, since from (the start of the window).
+func recordKubeletReads(log *audit.Log, from audit.Offset, node, namespace, pod string, window time.Duration) {
 	ginkgo.GinkgoHelper()
 	// The log gives each request once: its ResponseComplete event, or a
 	// watch's ResponseStarted.
@@ -117,7 +117,7 @@ func recordKubeletReads(log *audit.Log, from audit.Offset, node, pod string, win
 		// list or a watch names none); other Pods' status writes, which
 		// the kubelet reads before, are not about this one.
 		return e.ObjectRef != nil && e.ObjectRef.Resource == "pods" && e.ObjectRef.Subresource == "" &&
-			(e.ObjectRef.Name == pod || e.ObjectRef.Name == "")
+			((e.ObjectRef.Namespace == namespace && e.ObjectRef.Name == pod) || e.ObjectRef.Name == "")
 	}))
 	framework.ExpectNoError(err, "read the kubelet's requests from the audit log")
 	ev := kubeletReadsEvidence{Seconds: window.Seconds()}

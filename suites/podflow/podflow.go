@@ -192,7 +192,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 				kubeletReads.Unobservable("%s", f.Cluster.Missing(cluster.AuditLog))
 				return
 			}
-			recordKubeletReads(auditLog, from, rd.Pod.Spec.NodeName, podName, window)
+			recordKubeletReads(auditLog, from, rd.Pod.Spec.NodeName, f.Namespace, podName, window)
 		})
 
 	ginkgo.It("kubectl delete -f pod.yaml: the containers stop, the object is removed, and it can be applied again",
