@@ -75,6 +75,13 @@ var _ = ginkgo.Describe("API server storage", func() {
 
 			ginkgo.By("etcd, asked without a client certificate")
 			etcdWithoutCertificate.Record(askEtcdWithoutCertificate(f.Cluster.Etcd))
+
+			ginkgo.By("etcd, asked by a client that is not the API server (kubeproof's, with a certificate of etcd's CA)")
+			other := etcdOtherClientEvidence{Answered: true, Outcome: "answered"}
+			if _, _, err := db.Get(ctx, "/registry/namespaces/"+f.Namespace); err != nil {
+				other = etcdOtherClientEvidence{Outcome: err.Error()}
+			}
+			etcdOtherClient.Record(other)
 		})
 
 	ginkgo.It("discovers API groups and paths, a new CRD's among them, and stores custom resources as JSON",
@@ -269,6 +276,13 @@ type etcdObjectEvidence struct {
 }
 
 // What etcd does with a client that presents no certificate.
+// etcd asked by kubeproof's own client, with a client certificate of
+// etcd's CA: a client that is not kube-apiserver.
+type etcdOtherClientEvidence struct {
+	Answered bool   `json:"answered"`
+	Outcome  string `json:"outcome"`
+}
+
 type etcdWithoutCertificateEvidence struct {
 	// Refused: etcd ended the connection with a TLS alert about the
 	// missing certificate.
@@ -312,6 +326,7 @@ var (
 	resourceVersion        = framework.DeclareEvidence[resourceVersionEvidence]("resourceVersion", specStorage)
 	deploymentEtcd         = framework.DeclareEvidence[etcdObjectEvidence]("deploymentEtcd", specStorage)
 	etcdWithoutCertificate = framework.DeclareEvidence[etcdWithoutCertificateEvidence]("etcdWithoutCertificate", specStorage)
+	etcdOtherClient        = framework.DeclareEvidence[etcdOtherClientEvidence]("etcdOtherClient", specStorage)
 	paths                  = framework.DeclareEvidence[pathsEvidence]("paths", specDiscovery)
 	discovery              = framework.DeclareEvidence[discoveryEvidence]("discovery", specDiscovery)
 	crd                    = framework.DeclareEvidence[crdEvidence]("crd", specDiscovery)
