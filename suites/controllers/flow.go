@@ -260,7 +260,7 @@ func measureTimeline(ctx context.Context, f *framework.Framework) {
 	})
 	framework.ExpectNoError(err, "read the applies from the audit log")
 	var createdMs, rsMs, podMs, bindMs, kubeletMs, readyMs []float64
-	inOrder := true
+	inOrder, createdFirst := true, 0
 	for _, name := range names {
 		dep := firstOf(events, "create", "deployments", "", func(e audit.Event) bool { return e.ObjectRef.Name == name })
 		rs := firstOf(events, "create", "replicasets", "", func(e audit.Event) bool { return strings.HasPrefix(createdName(e), name+"-") })
@@ -283,16 +283,22 @@ func measureTimeline(ctx context.Context, f *framework.Framework) {
 		bindMs = append(bindMs, framework.Millis(bind.RequestReceivedTimestamp.Sub(t0)))
 		kubeletMs = append(kubeletMs, framework.Millis(kubelet.RequestReceivedTimestamp.Sub(t0)))
 		readyMs = append(readyMs, framework.Millis(readyAt[name].Sub(t0)))
-		// The timeline's order: 201, ReplicaSet, Pod, binding, kubelet, Ready.
-		steps := []time.Time{created, rs.RequestReceivedTimestamp, pod.RequestReceivedTimestamp, bind.RequestReceivedTimestamp,
+		// The timeline's order, each step caused by the one before:
+		// ReplicaSet, Pod, binding, kubelet, Ready. The 201 is not one of
+		// them: the Deployment controller reacts to the stored Deployment,
+		// and may send its ReplicaSet before the 201's response is done.
+		steps := []time.Time{rs.RequestReceivedTimestamp, pod.RequestReceivedTimestamp, bind.RequestReceivedTimestamp,
 			kubelet.RequestReceivedTimestamp, readyAt[name]}
 		for i := 1; i < len(steps); i++ {
 			inOrder = inOrder && !steps[i].Before(steps[i-1])
 		}
+		if created.Before(rs.RequestReceivedTimestamp) {
+			createdFirst++
+		}
 	}
 	timeline.Record(timelineEvidence{CreatedMs: framework.NewSamples(createdMs), ReplicaSetMs: framework.NewSamples(rsMs), PodMs: framework.NewSamples(podMs),
 		BindingMs: framework.NewSamples(bindMs), KubeletMs: framework.NewSamples(kubeletMs), ReadyMs: framework.NewSamples(readyMs),
-		InOrder: inOrder})
+		InOrder: inOrder, CreatedBeforeReplicaSet: createdFirst})
 }
 
 // createdName is the name of the object a create made: the request names
@@ -507,9 +513,12 @@ type timelineEvidence struct {
 	// KubeletMs: a kubelet's first status write for one of the Pods.
 	KubeletMs framework.Samples `json:"kubeletMs"`
 	ReadyMs   framework.Samples `json:"readyMs"`
-	// InOrder: in every apply, 201, ReplicaSet, Pod, binding, kubelet and
-	// Ready came in this order.
+	// InOrder: in every apply, ReplicaSet, Pod, binding, kubelet and Ready
+	// came in this order.
 	InOrder bool `json:"inOrder"`
+	// CreatedBeforeReplicaSet: in how many applies the 201's response was
+	// done before the ReplicaSet's create arrived (they race).
+	CreatedBeforeReplicaSet int `json:"createdBeforeReplicaSet"`
 }
 
 var (
