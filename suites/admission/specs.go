@@ -101,7 +101,7 @@ var _ = ginkgo.Describe("Admission webhooks", func() {
 		})
 
 	ginkgo.It("mutation comes before schema validation, validation after it, and persistence last",
-		framework.Checks(specOrder, "004-ADMISSION-ORDER", "004-PERSIST-LAST", "004-VALIDATING-NO-CHANGE"),
+		framework.Checks(specOrder, "004-ADMISSION-ORDER", "004-PERSIST-LAST", "004-VALIDATING-NO-CHANGE", "004-CHAIN-ORDER", "004-SUMMARY-FLOW"),
 		func(ctx ginkgo.SpecContext) {
 			srv := deploy(ctx, f)
 			uninstallAtEnd(srv, "fill", "checks", "patcher")

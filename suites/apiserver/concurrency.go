@@ -25,7 +25,7 @@ var _ = ginkgo.Describe("API server concurrency and watches", func() {
 	f := framework.New("occ")
 
 	ginkgo.It("optimistic concurrency: of two updates from the same resourceVersion one wins, the other gets 409",
-		framework.Checks(specConflict, "004-OCC-409", "004-OCC-RETRY", "004-RV-NEW-ON-WRITE"),
+		framework.Checks(specConflict, "004-OCC-409", "004-OCC-RETRY", "004-RV-NEW-ON-WRITE", "004-RV-MUST-MATCH"),
 		func(ctx ginkgo.SpecContext) {
 			cms := f.Client.CoreV1().ConfigMaps(f.Namespace)
 			_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "shared"}, Data: map[string]string{"by": "nobody"}}, metav1.CreateOptions{})
@@ -46,8 +46,16 @@ var _ = ginkgo.Describe("API server concurrency and watches", func() {
 			first := put(a)
 			b.Data["by"] = "b"
 			second := put(b)
+			ginkgo.By("C, from the same read, updates without a resourceVersion")
+			c := b.DeepCopy()
+			c.ResourceVersion = ""
+			c.Data["by"] = "c"
+			third := put(c)
+			now, err := cms.Get(ctx, "shared", metav1.GetOptions{})
+			framework.ExpectNoError(err, "read the ConfigMap after C's update")
 			ev := conflictEvidence{ReadResourceVersion: a.ResourceVersion, FirstCode: first.Code, SecondCode: second.Code,
-				Reason: string(second.Status.Reason), Message: second.Status.Message}
+				Reason: string(second.Status.Reason), Message: second.Status.Message,
+				UnconditionalCode: third.Code, UnconditionalOverwrote: now.Data["by"] == "c"}
 			var written corev1.ConfigMap
 			if first.Code == 200 && json.Unmarshal(first.Body, &written) == nil {
 				ev.WrittenResourceVersion = written.ResourceVersion
@@ -223,6 +231,11 @@ type conflictEvidence struct {
 	SecondCode             int    `json:"secondCode"`
 	Reason                 string `json:"reason"`
 	Message                string `json:"message"`
+	// UnconditionalCode: a third client's update from the same read, sent
+	// without a resourceVersion (no precondition); UnconditionalOverwrote:
+	// the stored object is then its, A's change gone.
+	UnconditionalCode      int  `json:"unconditionalCode"`
+	UnconditionalOverwrote bool `json:"unconditionalOverwrote"`
 }
 
 type retryEvidence struct {

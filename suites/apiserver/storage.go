@@ -38,7 +38,7 @@ var _ = ginkgo.Describe("API server storage", func() {
 
 	ginkgo.It("stores what it answers 201 for, under /registry, with resourceVersion = etcd revision",
 		framework.Checks(specStorage,
-			"004-STORED-BEFORE-201", "004-ETCD-KEY-DEPLOYMENT", "004-RV-REVISION", "003-ETCD-ONLY-APISERVER", "004-ETCD-PROTOBUF"),
+			"004-STORED-BEFORE-201", "004-ETCD-KEY-DEPLOYMENT", "004-RV-REVISION", "003-ETCD-ONLY-APISERVER", "004-ETCD-PROTOBUF", "004-REST-API"),
 		func(ctx ginkgo.SpecContext) {
 			f.Require(cluster.EtcdAccess)
 			db := f.Etcd()
@@ -75,11 +75,19 @@ var _ = ginkgo.Describe("API server storage", func() {
 
 			ginkgo.By("etcd, asked without a client certificate")
 			etcdWithoutCertificate.Record(askEtcdWithoutCertificate(f.Cluster.Etcd))
+
+			ginkgo.By("etcd, asked by a client that is not the API server (kubeproof's, with a certificate of etcd's CA)")
+			other := etcdOtherClientEvidence{Answered: true, Outcome: "answered"}
+			if _, _, err := db.Get(ctx, "/registry/namespaces/"+f.Namespace); err != nil {
+				other = etcdOtherClientEvidence{Outcome: err.Error()}
+			}
+			etcdOtherClient.Record(other)
 		})
 
 	ginkgo.It("discovers API groups and paths, a new CRD's among them, and stores custom resources as JSON",
 		framework.Checks(specDiscovery,
-			"004-API-PATHS", "004-DISCOVERY", "004-CRD-SAME-PATTERN", "004-ETCD-PROTOBUF", "004-OPENAPI-SCHEMA", "003-OPENAPI-VALIDATION"),
+			"004-API-PATHS", "004-DISCOVERY", "004-CRD-SAME-PATTERN", "004-ETCD-PROTOBUF", "004-OPENAPI-SCHEMA", "003-OPENAPI-VALIDATION",
+			"004-CORE-VS-GROUPS", "004-ETCD-KEY"),
 		func(ctx ginkgo.SpecContext) {
 			f.NeedsAccess(access.CRDs)
 			ginkgo.By("the documented paths")
@@ -90,7 +98,10 @@ var _ = ginkgo.Describe("API server storage", func() {
 				return r.Code
 			}
 			paths.Record(pathsEvidence{Core: code("/api/v1/namespaces/" + ns + "/pods"), Apps: code("/apis/apps/v1/namespaces/" + ns + "/deployments"),
-				Batch: code("/apis/batch/v1/namespaces/" + ns + "/jobs")})
+				Batch:    code("/apis/batch/v1/namespaces/" + ns + "/jobs"),
+				Services: code("/api/v1/namespaces/" + ns + "/services"), ConfigMaps: code("/api/v1/namespaces/" + ns + "/configmaps"),
+				StatefulSets:      code("/apis/apps/v1/namespaces/" + ns + "/statefulsets"),
+				DeploymentsInCore: code("/api/v1/namespaces/" + ns + "/deployments")})
 			d, _ := discover(ctx, f, "")
 			discovery.Record(d)
 
@@ -265,6 +276,13 @@ type etcdObjectEvidence struct {
 }
 
 // What etcd does with a client that presents no certificate.
+// etcd asked by kubeproof's own client, with a client certificate of
+// etcd's CA: a client that is not kube-apiserver.
+type etcdOtherClientEvidence struct {
+	Answered bool   `json:"answered"`
+	Outcome  string `json:"outcome"`
+}
+
 type etcdWithoutCertificateEvidence struct {
 	// Refused: etcd ended the connection with a TLS alert about the
 	// missing certificate.
@@ -277,6 +295,13 @@ type pathsEvidence struct {
 	Core  int `json:"core"`
 	Apps  int `json:"apps"`
 	Batch int `json:"batch"`
+	// Services and ConfigMaps under /api/v1, StatefulSets under
+	// /apis/apps/v1; DeploymentsInCore: Deployments asked for under
+	// /api/v1, where a resource of a group is not.
+	Services          int `json:"services"`
+	ConfigMaps        int `json:"configMaps"`
+	StatefulSets      int `json:"statefulSets"`
+	DeploymentsInCore int `json:"deploymentsInCore"`
 }
 
 // What /api and /apis list.
@@ -301,6 +326,7 @@ var (
 	resourceVersion        = framework.DeclareEvidence[resourceVersionEvidence]("resourceVersion", specStorage)
 	deploymentEtcd         = framework.DeclareEvidence[etcdObjectEvidence]("deploymentEtcd", specStorage)
 	etcdWithoutCertificate = framework.DeclareEvidence[etcdWithoutCertificateEvidence]("etcdWithoutCertificate", specStorage)
+	etcdOtherClient        = framework.DeclareEvidence[etcdOtherClientEvidence]("etcdOtherClient", specStorage)
 	paths                  = framework.DeclareEvidence[pathsEvidence]("paths", specDiscovery)
 	discovery              = framework.DeclareEvidence[discoveryEvidence]("discovery", specDiscovery)
 	crd                    = framework.DeclareEvidence[crdEvidence]("crd", specDiscovery)

@@ -25,6 +25,13 @@ var (
 	podWithWrongType     = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"wrong-type"},"spec":{"containers":"web"}}`
 	podValid             = validPodJSON("valid", "")
 	podWithUnknownField  = validPodJSON("unknown-field", `"kubeproofUnknownField":true`)
+	// A Deployment whose selector does not select its own Pod template:
+	// well-formed, decodable, and invalid.
+	// YAML whose syntax is broken (a flow sequence never closed).
+	brokenYAML                 = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: broken-yaml\nspec:\n  containers:\n  - name: web\n    image: [kubeproof.local/testapp:v1\n"
+	deploymentSelectorMismatch = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"selector-mismatch"},` +
+		`"spec":{"replicas":1,"selector":{"matchLabels":{"app":"a"}},"template":{"metadata":{"labels":{"app":"b"}},` +
+		`"spec":{"containers":[{"name":"web","image":"kubeproof.local/testapp:v1"}]}}}}`
 	// (Dry runs and refused objects: the image is never pulled, its loaded
 	// name serves on every cluster.)
 )
@@ -49,7 +56,8 @@ var _ = ginkgo.Describe("API server validation", func() {
 	ginkgo.It("rejects objects that do not fit the schema, and says why",
 		framework.Checks(specValidation,
 			"003-VALIDATE-REQUIRED", "003-VALIDATE-TYPE", "003-INVALID-400", "003-RBAC-AFTER-VALIDATION",
-			"004-SCHEMA-REQUIRED", "004-CHAIN-ORDER", "002-VALIDATION", "002-AUTH-ORDER"),
+			"004-SCHEMA-REQUIRED", "004-CHAIN-ORDER", "002-VALIDATION", "002-AUTH-ORDER", "000-STORED-IN-ETCD", "001-STORED", "002-YAML-SYNTAX",
+			"003-STEP-ORDER", "003-DIAGRAM-FLOW", "003-QUIZ-1", "004-REST-API", "004-SUMMARY-FLOW"),
 		func(ctx ginkgo.SpecContext) {
 			f.NeedsAccess(access.CSRApproval, access.AccessReviews)
 			pods := "/api/v1/namespaces/" + f.Namespace + "/pods"
@@ -71,6 +79,35 @@ var _ = ginkgo.Describe("API server validation", func() {
 
 			ginkgo.By("a Pod whose containers field has the wrong type")
 			wrongType.Record(invalid(post(f.RESTConfig, "", podWithWrongType), "wrong-type"))
+
+			ginkgo.By("YAML with broken syntax: through kubectl apply, and sent to the API server as YAML")
+			res, err := f.Kubectl.Run(ctx, strings.NewReader(brokenYAML), "apply", "-f", "-", "--namespace", f.Namespace)
+			framework.ExpectNoError(err, "run kubectl apply")
+			stderr := strings.TrimSpace(res.Stderr)
+			asYAML, err := framework.RequestWithType(ctx, f.RESTConfig, "POST", pods, "application/yaml", brokenYAML)
+			framework.ExpectNoError(err, "POST YAML")
+			yamlSyntax.Record(yamlSyntaxEvidence{KubectlExitCode: res.ExitCode, KubectlStderr: f.Generalize(stderr, nil),
+				KubectlRefusedByServer: strings.HasPrefix(stderr, "Error from server"), APIServer: asYAML.Answer()})
+
+			ginkgo.By("a patch that would make a ConfigMap invalid, on one that exists and on one that does not")
+			_, err = f.Client.CoreV1().ConfigMaps(f.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "patch-target"}}, metav1.CreateOptions{})
+			framework.ExpectNoError(err, "create the ConfigMap to patch")
+			patch := func(name string) framework.Answer {
+				ginkgo.GinkgoHelper()
+				r, err := framework.RequestWithType(ctx, f.RESTConfig, "PATCH", "/api/v1/namespaces/"+f.Namespace+"/configmaps/"+name,
+					"application/merge-patch+json", `{"data":{"not a valid key!":"x"}}`)
+				framework.ExpectNoError(err, "PATCH ConfigMap %s", name)
+				return r.Answer()
+			}
+			patchOrder.Record(patchOrderEvidence{Existing: patch("patch-target"), Missing: patch("patch-missing")})
+
+			ginkgo.By("a Deployment whose selector does not match its Pod template")
+			r, err := framework.Request(ctx, f.RESTConfig, "POST", "/apis/apps/v1/namespaces/"+f.Namespace+"/deployments", deploymentSelectorMismatch)
+			framework.ExpectNoError(err, "POST a Deployment")
+			_, getErr := f.Client.AppsV1().Deployments(f.Namespace).Get(ctx, "selector-mismatch", metav1.GetOptions{})
+			a := r.Answer()
+			invalidDeployment.Record(invalidEvidence{Answer: a, Stored: getErr == nil,
+				RejectedByValidation: a.Code == 422 && a.Reason == string(metav1.StatusReasonInvalid)})
 
 			ginkgo.By("a Pod with an unknown field, under each field validation level")
 			level := func(l string) framework.Answer {
@@ -129,6 +166,24 @@ type invalidEvidence struct {
 	Stored               bool `json:"stored"`
 }
 
+// Broken YAML: what kubectl apply said (and whether its error came from the
+// API server: "Error from server ..."), and the API server's answer to the
+// same YAML sent to it as application/yaml.
+type yamlSyntaxEvidence struct {
+	KubectlExitCode        int              `json:"kubectlExitCode"`
+	KubectlStderr          string           `json:"kubectlStderr"`
+	KubectlRefusedByServer bool             `json:"kubectlRefusedByServer"`
+	APIServer              framework.Answer `json:"apiServer"`
+}
+
+// A merge patch that would give a ConfigMap an invalid key: the answer for
+// one that exists (validation refuses the result) and for one that does
+// not (the existing object is read first: nothing to validate).
+type patchOrderEvidence struct {
+	Existing framework.Answer `json:"existing"`
+	Missing  framework.Answer `json:"missing"`
+}
+
 // A Pod with an unknown field under each field validation level.
 type unknownFieldEvidence struct {
 	Strict framework.Answer `json:"Strict"`
@@ -162,6 +217,9 @@ type forbiddenEvidence struct {
 var (
 	missingField              = framework.DeclareEvidence[invalidEvidence]("missingField", specValidation)
 	wrongType                 = framework.DeclareEvidence[invalidEvidence]("wrongType", specValidation)
+	invalidDeployment         = framework.DeclareEvidence[invalidEvidence]("invalidDeployment", specValidation)
+	yamlSyntax                = framework.DeclareEvidence[yamlSyntaxEvidence]("yamlSyntax", specValidation)
+	patchOrder                = framework.DeclareEvidence[patchOrderEvidence]("patchOrder", specValidation)
 	unknownField              = framework.DeclareEvidence[unknownFieldEvidence]("unknownField", specValidation)
 	validationKubectl         = framework.DeclareEvidence[validationKubectlEvidence]("kubectl", specValidation)
 	unauthorized              = framework.DeclareEvidence[unauthorizedEvidence]("unauthorized", specValidation)

@@ -58,7 +58,7 @@ var _ = ginkgo.Describe("Deployment controllers", func() {
 			"000-CONTROLLER-MANAGER-OWNED", "001-API-ENTRANCE", "001-STORED", "001-DEPLOYMENT-CONTROLLER", "001-DESIRED-VS-CURRENT", "001-RS-NAME", "001-RS-STORED",
 			"001-RS-CONTROLLER", "001-PODS-UNSCHEDULED", "001-SCHEDULER-BINDING", "001-KUBELET-RUNS", "001-FLOW-ORDER",
 			"004-CONTROLLER-CHAIN", "004-LOOSE-COUPLING", "004-POD-NOT-YET-AT-201", "004-OWNERREF",
-			"004-INFORMER-CACHE"),
+			"004-INFORMER-CACHE", "004-SCHEDULER-WATCH", "004-SUMMARY-FLOW"),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.ServiceAccounts, framework.Images)
 			auditLog, from := f.AuditLog()
@@ -165,7 +165,8 @@ var _ = ginkgo.Describe("Deployment controllers", func() {
 		})
 
 	ginkgo.It("kubectl apply -f deployment.yaml, three times: when the ReplicaSet, the first Pod, its binding and its readiness come",
-		framework.Checks(specTiming, "004-TIME-RS", "004-TIME-POD", "004-TIME-BIND", "004-TIME-READY"),
+		framework.Checks(specTiming, "004-TIME-RS", "004-TIME-POD", "004-TIME-BIND", "004-TIME-READY", "004-TIME-201", "004-TIME-KUBELET",
+			"004-TIMELINE-ORDER"),
 		framework.Takes(23),
 		func(ctx ginkgo.SpecContext) {
 			f.Require(cluster.AuditLog)
@@ -258,21 +259,46 @@ func measureTimeline(ctx context.Context, f *framework.Framework) {
 		return count(es, "create", "pods", "binding", "") >= 3*timelineSamples
 	})
 	framework.ExpectNoError(err, "read the applies from the audit log")
-	var rsMs, podMs, bindMs, readyMs []float64
+	var createdMs, rsMs, podMs, bindMs, kubeletMs, readyMs []float64
+	inOrder, createdFirst := true, 0
 	for _, name := range names {
 		dep := firstOf(events, "create", "deployments", "", func(e audit.Event) bool { return e.ObjectRef.Name == name })
 		rs := firstOf(events, "create", "replicasets", "", func(e audit.Event) bool { return strings.HasPrefix(createdName(e), name+"-") })
 		pod := firstOf(events, "create", "pods", "", func(e audit.Event) bool { return strings.HasPrefix(createdName(e), name+"-") })
 		bind := firstOf(events, "create", "pods", "binding", func(e audit.Event) bool { return strings.HasPrefix(e.ObjectRef.Name, name+"-") })
 		gomega.Expect([]*audit.Event{dep, rs, pod, bind}).NotTo(gomega.ContainElement(gomega.BeNil()), "the audit log lacks a step of %s's flow", name)
+		// The first status write of a kubelet for one of its Pods: the
+		// kubelet has taken a bound Pod up.
+		kubelet := firstOf(events, "patch", "pods", "status", func(e audit.Event) bool {
+			return strings.HasPrefix(e.ObjectRef.Name, name+"-") && strings.HasPrefix(e.User.Username, "system:node:")
+		})
+		if kubelet == nil {
+			framework.Unmet("kubelet", "a kubelet wrote the status of a Pod of "+name, "no status write by a kubelet in the audit log")
+		}
 		t0 := dep.RequestReceivedTimestamp
+		created := dep.StageTimestamp // the 201's response completes
+		createdMs = append(createdMs, framework.Millis(created.Sub(t0)))
 		rsMs = append(rsMs, framework.Millis(rs.RequestReceivedTimestamp.Sub(t0)))
 		podMs = append(podMs, framework.Millis(pod.RequestReceivedTimestamp.Sub(t0)))
 		bindMs = append(bindMs, framework.Millis(bind.RequestReceivedTimestamp.Sub(t0)))
+		kubeletMs = append(kubeletMs, framework.Millis(kubelet.RequestReceivedTimestamp.Sub(t0)))
 		readyMs = append(readyMs, framework.Millis(readyAt[name].Sub(t0)))
+		// The timeline's order, each step caused by the one before:
+		// ReplicaSet, Pod, binding, kubelet, Ready. The 201 is not one of
+		// them: the Deployment controller reacts to the stored Deployment,
+		// and may send its ReplicaSet before the 201's response is done.
+		steps := []time.Time{rs.RequestReceivedTimestamp, pod.RequestReceivedTimestamp, bind.RequestReceivedTimestamp,
+			kubelet.RequestReceivedTimestamp, readyAt[name]}
+		for i := 1; i < len(steps); i++ {
+			inOrder = inOrder && !steps[i].Before(steps[i-1])
+		}
+		if created.Before(rs.RequestReceivedTimestamp) {
+			createdFirst++
+		}
 	}
-	timeline.Record(timelineEvidence{ReplicaSetMs: framework.NewSamples(rsMs), PodMs: framework.NewSamples(podMs),
-		BindingMs: framework.NewSamples(bindMs), ReadyMs: framework.NewSamples(readyMs)})
+	timeline.Record(timelineEvidence{CreatedMs: framework.NewSamples(createdMs), ReplicaSetMs: framework.NewSamples(rsMs), PodMs: framework.NewSamples(podMs),
+		BindingMs: framework.NewSamples(bindMs), KubeletMs: framework.NewSamples(kubeletMs), ReadyMs: framework.NewSamples(readyMs),
+		InOrder: inOrder, CreatedBeforeReplicaSet: createdFirst})
 }
 
 // createdName is the name of the object a create made: the request names
@@ -479,10 +505,20 @@ type flowEtcdEvidence struct {
 // The first ReplicaSet, Pod, binding and Ready Pod after kubectl apply,
 // over several applies.
 type timelineEvidence struct {
+	// CreatedMs: the Deployment's 201 Created (its create's response).
+	CreatedMs    framework.Samples `json:"createdMs"`
 	ReplicaSetMs framework.Samples `json:"replicaSetMs"`
 	PodMs        framework.Samples `json:"podMs"`
 	BindingMs    framework.Samples `json:"bindingMs"`
-	ReadyMs      framework.Samples `json:"readyMs"`
+	// KubeletMs: a kubelet's first status write for one of the Pods.
+	KubeletMs framework.Samples `json:"kubeletMs"`
+	ReadyMs   framework.Samples `json:"readyMs"`
+	// InOrder: in every apply, ReplicaSet, Pod, binding, kubelet and Ready
+	// came in this order.
+	InOrder bool `json:"inOrder"`
+	// CreatedBeforeReplicaSet: in how many applies the 201's response was
+	// done before the ReplicaSet's create arrived (they race).
+	CreatedBeforeReplicaSet int `json:"createdBeforeReplicaSet"`
 }
 
 var (

@@ -35,7 +35,8 @@ var _ = ginkgo.Describe("Kubelet and the container runtime", func() {
 	f := framework.New("kubelet-cri")
 
 	ginkgo.It("starts a Pod through CRI calls to its runtime endpoint (sandbox, create, start), each timed",
-		framework.Checks(specCRI, "004-CRI-GRPC", "002-RUNTIME-CREATE-TIME", "002-RUNTIME-VOLUME-TIME", "002-RUNTIME-ENTRYPOINT-TIME"),
+		framework.Checks(specCRI, "004-CRI-GRPC", "002-RUNTIME-CREATE-TIME", "002-RUNTIME-VOLUME-TIME", "002-RUNTIME-ENTRYPOINT-TIME",
+			"002-RUNTIME-DOES-STEPS", "002-PULL-FLOW-CREATE-TIME", "004-SUMMARY-FLOW"),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			f.NeedsAccess(access.NodeProxy)
@@ -70,6 +71,7 @@ var _ = ginkgo.Describe("Kubelet and the container runtime", func() {
 				ev.Calls[op] = delta(before, after, runtimeCalls, map[string]string{"operation_type": op})
 			}
 			ev.AllPodStartCalls = ev.Calls["run_podsandbox"] >= 1 && ev.Calls["create_container"] >= 1 && ev.Calls["start_container"] >= 1
+			ev.KubeletVolumeMounts = delta(before, after, storageDuration+"_count", map[string]string{"operation_name": "volume_mount"})
 			if endpoint, err := runtimeEndpoint(ctx, f, node.Name); err == nil {
 				ev.Endpoint = endpoint
 				ev.EndpointScheme, _, _ = strings.Cut(endpoint, "://")
@@ -143,6 +145,10 @@ type criEvidence struct {
 	// RuntimeVersion is what the runtime answered the kubelet's CRI
 	// Version call with, as the node's status shows it.
 	RuntimeVersion string `json:"runtimeVersion"`
+	// KubeletVolumeMounts: the volume mounts the kubelet's own volume
+	// manager made on the node while the Pod started (the Pod has two:
+	// its ConfigMap and its ServiceAccount token's projected volume).
+	KubeletVolumeMounts float64 `json:"kubeletVolumeMounts"`
 }
 
 // How long the runtime's steps took on the node, in the kubelet's own

@@ -7,6 +7,7 @@ package kubelet
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -97,7 +98,7 @@ var _ = ginkgo.Describe("Kubelet", func() {
 		})
 
 	ginkgo.It("starts the sandbox first; the Pod's containers share its network namespace and IP",
-		framework.Checks(specSandbox, "004-SANDBOX-FIRST", "004-LOCALHOST"),
+		framework.Checks(specSandbox, "004-SANDBOX-FIRST", "004-LOCALHOST", "004-KUBELET-STEP-ORDER"),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			pods := f.RecordPods(ctx)
@@ -119,10 +120,45 @@ var _ = ginkgo.Describe("Kubelet", func() {
 				ev.RuntimeNote = err.Error()
 			}
 			sandbox.Record(ev)
+
+			ginkgo.By("a Pod whose ConfigMap volume cannot be mounted yet: is its sandbox (its network) made meanwhile?")
+			events := f.RecordEvents(ctx)
+			app := container("app", 8080)
+			app.VolumeMounts = []corev1.VolumeMount{{Name: "later", MountPath: "/etc/later"}}
+			createPod(ctx, f, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "needs-config"}, Spec: podsecurity.Restricted(corev1.PodSpec{
+				Containers: []corev1.Container{app},
+				Volumes: []corev1.Volume{{Name: "later", VolumeSource: corev1.VolumeSource{
+					ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "later"}}}}},
+			})})
+			_, failed := framework.Await(ctx, events, "the kubelet's FailedMount event for the missing ConfigMap", framework.Timeout.PodStart, func(es []observe.Event) bool {
+				return framework.FindEvent(es, "needs-config", "FailedMount") != nil
+			})
+			gate := volumeGateEvidence{FailedMount: failed}
+			if failed {
+				waiting, err := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, "needs-config", metav1.GetOptions{})
+				framework.ExpectNoError(err, "read the waiting Pod")
+				gate.PodIPWhileWaiting = waiting.Status.PodIP
+				if c := framework.PodCondition(waiting, corev1.PodReadyToStartContainers); c != nil {
+					gate.SandboxReadyWhileWaiting = string(c.Status)
+				}
+				if cs, err := f.RuntimeContainers(ctx, "needs-config"); err == nil {
+					has := len(cs) > 0
+					gate.RuntimeSandboxWhileWaiting = &has
+				}
+				gate.NetworkWhileVolumeMissing = gate.PodIPWhileWaiting != "" || gate.SandboxReadyWhileWaiting == string(corev1.ConditionTrue) ||
+					(gate.RuntimeSandboxWhileWaiting != nil && *gate.RuntimeSandboxWhileWaiting)
+				_, err = f.Client.CoreV1().ConfigMaps(f.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "later"}}, metav1.CreateOptions{})
+				framework.ExpectNoError(err, "create the ConfigMap the Pod mounts")
+				gate.RanOnceMounted = framework.AwaitPod(ctx, pods, "needs-config", "the Pod to run once its ConfigMap exists", framework.Timeout.PodStart, func(p *corev1.Pod) bool {
+					return p.Status.Phase == corev1.PodRunning
+				}).OK
+			}
+			volumeGate.Record(gate)
 		})
 
 	ginkgo.It("image pull policy: defaults by tag, IfNotPresent uses the local image, a missing image fails with an event",
-		framework.Checks(specImages, "002-PULL-POLICY-DEFAULT", "002-IFNOTPRESENT", "002-PULL-FAILED-EVENT"),
+		framework.Checks(specImages, "002-PULL-POLICY-DEFAULT", "002-IFNOTPRESENT", "002-PULL-FAILED-EVENT", "002-ALWAYS-EVERY-TIME",
+			"002-TIME-ALWAYS-PULL"),
 		func(ctx ginkgo.SpecContext) {
 			repo := strings.Split(images.TestApp.PodRef(), ":")[0]
 			policies := map[string]string{}
@@ -173,10 +209,30 @@ var _ = ginkgo.Describe("Kubelet", func() {
 				ev.MissingEventType, ev.MissingEventMessage = failed.Type, firstLine(failed.Message)
 			}
 			imagesSeen.Record(ev)
+
+			ginkgo.By("imagePullPolicy Always, for an image the node already has")
+			always := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "always"}, Spec: podsecurity.Restricted(corev1.PodSpec{
+				NodeName: local.Spec.NodeName, Containers: []corev1.Container{container("app", 8080)}})}
+			always.Spec.Containers[0].ImagePullPolicy = corev1.PullAlways
+			createPod(ctx, f, always)
+			evs, _ = framework.Await(ctx, events, "the Always Pod's pull to end (Pulled or Failed)", framework.Timeout.PodStart, func(es []observe.Event) bool {
+				return framework.FindEvent(es, "always", "Pulled") != nil || framework.FindEvent(es, "always", "Failed") != nil
+			})
+			aev := alwaysEvidence{Pulling: framework.FindEvent(evs, "always", "Pulling") != nil}
+			switch pulled, failed := framework.FindEvent(evs, "always", "Pulled"), framework.FindEvent(evs, "always", "Failed"); {
+			case pulled != nil:
+				aev.Outcome, aev.Message = "pulled", pulled.Message
+				if d, ok := pullDuration(pulled.Message); ok {
+					aev.PullMs = framework.Millis(d)
+				}
+			case failed != nil:
+				aev.Outcome, aev.Message = "failed", firstLine(failed.Message)
+			}
+			alwaysPolicy.Record(aev)
 		})
 
 	ginkgo.It("resources.limits become the container's cgroup limits, read from inside",
-		framework.Checks(specCgroups, "004-LIMITS-CGROUP"),
+		framework.Checks(specCgroups, "004-LIMITS-CGROUP", "004-RUNC-ISOLATION"),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			pods := f.RecordPods(ctx)
@@ -330,6 +386,22 @@ type sandboxEvidence struct {
 	RuntimeNote       string   `json:"runtimeNote,omitempty"`
 }
 
+// A Pod whose ConfigMap volume could not be mounted (the ConfigMap did not
+// exist yet): what the node had made of it meanwhile, and whether it ran
+// once the ConfigMap was there.
+type volumeGateEvidence struct {
+	FailedMount bool `json:"failedMount"`
+	// While the kubelet reported FailedMount: the Pod's IP, its
+	// PodReadyToStartContainers condition (True once the sandbox and its
+	// network are up), and whether the runtime had any container of it.
+	PodIPWhileWaiting          string `json:"podIPWhileWaiting"`
+	SandboxReadyWhileWaiting   string `json:"sandboxReadyWhileWaiting"`
+	RuntimeSandboxWhileWaiting *bool  `json:"runtimeSandboxWhileWaiting,omitempty"`
+	// NetworkWhileVolumeMissing: any of those shows a sandbox or network.
+	NetworkWhileVolumeMissing bool `json:"networkWhileVolumeMissing"`
+	RanOnceMounted            bool `json:"ranOnceMounted"`
+}
+
 // The imagePullPolicy the API server gave each form of image reference.
 type pullPolicyEvidence struct {
 	Latest   string `json:"latest"`
@@ -347,6 +419,29 @@ type imagesEvidence struct {
 	MissingReason       string `json:"missingReason"`
 	MissingEventType    string `json:"missingEventType"`
 	MissingEventMessage string `json:"missingEventMessage"`
+}
+
+// A Pod with imagePullPolicy Always whose image the node already has: did
+// the kubelet go to the registry (a Pulling event), and how did it end
+// ("pulled", with the pull's time; "failed" where no registry serves it).
+type alwaysEvidence struct {
+	Pulling bool    `json:"pulling"`
+	Outcome string  `json:"outcome"`
+	Message string  `json:"message"`
+	PullMs  float64 `json:"pullMs"`
+}
+
+// pulledIn finds the pull time in a Pulled event's message: `Successfully
+// pulled image "x" in 1.2s (1.2s including waiting)`.
+var pulledIn = regexp.MustCompile(`Successfully pulled image .* in ([0-9.]+m?s)`)
+
+func pullDuration(msg string) (time.Duration, bool) {
+	m := pulledIn.FindStringSubmatch(msg)
+	if m == nil {
+		return 0, false
+	}
+	d, err := time.ParseDuration(m[1])
+	return d, err == nil
 }
 
 // The cgroup limits a container reads from inside.
@@ -379,6 +474,8 @@ var (
 	sandbox           = framework.DeclareEvidence[sandboxEvidence]("sandbox", specSandbox)
 	defaultPullPolicy = framework.DeclareEvidence[pullPolicyEvidence]("defaultPullPolicy", specImages)
 	imagesSeen        = framework.DeclareEvidence[imagesEvidence]("images", specImages)
+	alwaysPolicy      = framework.DeclareEvidence[alwaysEvidence]("alwaysPolicy", specImages)
+	volumeGate        = framework.DeclareEvidence[volumeGateEvidence]("volumeGate", specSandbox)
 	cgroup            = framework.DeclareEvidence[cgroupEvidence]("cgroup", specCgroups)
 	startup           = framework.DeclareEvidence[startupEvidence]("startup", specProbes)
 	liveness          = framework.DeclareEvidence[livenessEvidence]("liveness", specProbes)

@@ -19,7 +19,8 @@ var _ = ginkgo.Describe("CNI calls", func() {
 	f := framework.New("cni")
 
 	ginkgo.It("who runs the CNI plugin for a Pod's sandbox, and how long the plugin chain takes, seen from the plugin's side",
-		framework.Checks(specCNICalls, "004-KUBELET-CALLS-CNI", "004-CNI-BINARY-EXEC", "002-RUNTIME-NETWORK-TIME"),
+		framework.Checks(specCNICalls, "004-KUBELET-CALLS-CNI", "004-CNI-BINARY-EXEC", "002-RUNTIME-NETWORK-TIME", "002-RUNTIME-STEP-ORDER",
+			"002-RUNTIME-DOES-STEPS", "004-KUBELET-STEP-ORDER", "004-SUMMARY-FLOW"),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			if !f.Cluster.Has(cluster.NodeExec) || f.Cluster.CNITraceLog == "" {
@@ -53,6 +54,13 @@ var _ = ginkgo.Describe("CNI calls", func() {
 			ev.AddMs = framework.Millis(last.At.Sub(first.At))
 			if cs, err := f.RuntimeContainers(ctx, p.Name); err == nil && len(cs) > 0 && cs[0].Kind == "sandbox" {
 				ev.SandboxCreatedToAddMs = framework.Millis(first.At.Sub(cs[0].CreatedAt))
+				for _, c := range cs {
+					if c.Kind == "container" {
+						before := first.At.Before(c.CreatedAt)
+						ev.AddBeforeAppContainer = &before
+						break
+					}
+				}
 			}
 			cniCalls.Record(ev)
 		})
@@ -74,6 +82,10 @@ type cniCallsEvidence struct {
 	// SandboxCreatedToAddMs is from the runtime's record of the sandbox
 	// container to the ADD (negative: the network came first).
 	SandboxCreatedToAddMs float64 `json:"sandboxCreatedToAddMs"`
+	// AddBeforeAppContainer: the ADD came before the runtime created the
+	// Pod's application container (unset when the runtime's record was
+	// not read).
+	AddBeforeAppContainer *bool `json:"addBeforeAppContainer,omitempty"`
 }
 
 var cniCalls = framework.DeclareEvidence[cniCallsEvidence]("cniCalls", specCNICalls)

@@ -143,7 +143,7 @@ var _ = ginkgo.Describe("Pod network", func() {
 		})
 
 	ginkgo.It("readiness decides the EndpointSlice, both ways, and the Service sends traffic to ready endpoints only",
-		framework.Checks(specReadiness, "004-READINESS-ENDPOINTS", "004-KUBE-PROXY-TRAFFIC", "004-PROBE-FLOW"),
+		framework.Checks(specReadiness, "004-READINESS-ENDPOINTS", "004-KUBE-PROXY-TRAFFIC", "004-PROBE-FLOW", "004-SUMMARY-FLOW"),
 		framework.Takes(33),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
