@@ -199,15 +199,16 @@ func decide(l *Line) {
 }
 
 // decidedDiffer says the claims decided (confirmed, conditional, refuted,
-// a measurement, or not testable whatever the cluster) do not all share
-// one verdict. A claim this run did not run, could not check on this
-// cluster or got an error on says nothing about the line yet, so it alone
-// does not make a line say more than one thing.
+// or not testable whatever the cluster) do not all share one verdict. A
+// claim this run did not run, could not check on this cluster or got an
+// error on says nothing about the line yet, and a timing claim's
+// measurement (within, faster, slower) is a number beside the behaviour,
+// not a verdict on it: neither makes a line say more than one thing.
 func decidedDiffer(cs []LineClaim) bool {
 	var decided []LineClaim
 	for _, c := range cs {
 		switch c.Verdict {
-		case "", claims.NotRun, claims.NotCheckable, claims.Error:
+		case "", claims.NotRun, claims.NotCheckable, claims.Error, claims.Within, claims.Faster, claims.Slower:
 		default:
 			decided = append(decided, c)
 		}

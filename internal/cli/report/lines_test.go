@@ -189,7 +189,9 @@ func TestRealRunShowsEveryLine(t *testing.T) {
 			verdicts := map[claims.Verdict]bool{}
 			for _, c := range l.Restates {
 				refuted = refuted || c.Verdict == claims.Refuted
-				if c.Verdict != "" && c.Verdict != claims.NotRun && c.Verdict != claims.NotCheckable && c.Verdict != claims.Error {
+				switch c.Verdict {
+				case "", claims.NotRun, claims.NotCheckable, claims.Error, claims.Within, claims.Faster, claims.Slower:
+				default:
 					verdicts[c.Verdict] = true
 				}
 			}
@@ -215,6 +217,7 @@ func TestOnlyDecidedVerdictsDiffer(t *testing.T) {
 		{[]LineClaim{c(claims.Confirmed), c(claims.NotRun), c(claims.Error)}, false},
 		{[]LineClaim{c(claims.Confirmed), c(claims.Conditional)}, true},
 		{[]LineClaim{c(claims.Confirmed), c(claims.NotTestable)}, true},
+		{[]LineClaim{c(claims.Confirmed), c(claims.Within), c(claims.Slower)}, false},
 	} {
 		if got := decidedDiffer(tc.claims); got != tc.differ {
 			t.Errorf("%+v: differ %v, want %v", tc.claims, got, tc.differ)
