@@ -9,6 +9,8 @@
 # on failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=ci/lib.sh
+source ci/lib.sh
 kp=$PWD/_output/bin/kubeproof
 name=kpimg
 port=${KUBEPROOF_REGISTRY_PORT:-5002}
@@ -42,13 +44,7 @@ docker load -i "$out/kubeproof-image.tar"
 "$kp" up --name "$name" --apiserver-port 7843 --pod-cidr 10.243.0.0/16 --service-cidr 10.104.0.0/16 \
   --image-registry "$registry" --insecure-registry --load-images=false
 eval "$("$kp" env --name "$name")"
-"$kp" registry serve --listen "127.0.0.1:$port" --listen "$KUBEPROOF_NODE_REGISTRY" --dir "$out/blobs" &
-regpid=$!
-for _ in $(seq 100); do
-  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
-  kill -0 "$regpid" 2>/dev/null || fail "the registry did not start"
-  sleep 0.1
-done
+start_registry "$kp" "$port" "$out/blobs" "127.0.0.1:$port" "$KUBEPROOF_NODE_REGISTRY" || fail "no registry"
 
 echo "== the image, through the kubeconfig"
 set +e

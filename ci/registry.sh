@@ -12,6 +12,8 @@
 # The cluster and the registry are removed at the end, also on failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=ci/lib.sh
+source ci/lib.sh
 provider=${1:-local}
 kp=_output/bin/kubeproof
 name=kpreg
@@ -32,13 +34,7 @@ fail() { echo "ci/registry.sh: $*" >&2; exit 1; }
 "$kp" up --provider "$provider" --name "$name" --image-registry "$registry" --insecure-registry --load-images=false
 eval "$("$kp" env --provider "$provider" --name "$name")"
 [ -n "${KUBEPROOF_NODE_REGISTRY:-}" ] || fail "kubeproof env names no KUBEPROOF_NODE_REGISTRY"
-"$kp" registry serve --listen "127.0.0.1:$port" --listen "$KUBEPROOF_NODE_REGISTRY" --dir "$out/blobs" &
-regpid=$!
-for _ in $(seq 100); do
-  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
-  kill -0 "$regpid" 2>/dev/null || fail "the registry did not start"
-  sleep 0.1
-done
+start_registry "$kp" "$port" "$out/blobs" "127.0.0.1:$port" "$KUBEPROOF_NODE_REGISTRY" || fail "no registry"
 
 verdict_count() { # verdict report-log -> the count in the run's summary, 0 if absent
   awk -v v="$1" '$1 == v && $2 ~ /^[0-9]+$/ {print $2; found=1} END {if (!found) print 0}' "$2"

@@ -1,10 +1,12 @@
 // Package podstate reads a Pod's status: its conditions and whether its
-// containers run. It has no test-framework dependencies, so commands
+// containers run, and what its kubelet's events say. It has no test-framework dependencies, so commands
 // (trace, bench) and specs share it.
 package podstate
 
 import (
 	"fmt"
+	"regexp"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -102,4 +104,19 @@ func ImagesPresent(p *corev1.Pod, want int) bool {
 		}
 	}
 	return true
+}
+
+// pulledIn finds the pull time in a Pulled event's message: `Successfully
+// pulled image "x" in 1.2s (1.2s including waiting)`.
+var pulledIn = regexp.MustCompile(`Successfully pulled image .* in ([0-9.]+m?s)`)
+
+// PullDuration is how long the kubelet says pulling an image took, from
+// its Pulled event's message.
+func PullDuration(msg string) (time.Duration, bool) {
+	m := pulledIn.FindStringSubmatch(msg)
+	if m == nil {
+		return 0, false
+	}
+	d, err := time.ParseDuration(m[1])
+	return d, err == nil
 }

@@ -7,7 +7,6 @@ package kubelet
 import (
 	"context"
 	"encoding/json"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/framework/observe"
 	"github.com/kubeproof/kubeproof/framework/podsecurity"
+	"github.com/kubeproof/kubeproof/framework/podstate"
 )
 
 // container is a test-app container serving on port.
@@ -222,7 +222,7 @@ var _ = ginkgo.Describe("Kubelet", func() {
 			switch pulled, failed := framework.FindEvent(evs, "always", "Pulled"), framework.FindEvent(evs, "always", "Failed"); {
 			case pulled != nil:
 				aev.Outcome, aev.Message = "pulled", pulled.Message
-				if d, ok := pullDuration(pulled.Message); ok {
+				if d, ok := podstate.PullDuration(pulled.Message); ok {
 					aev.PullMs = framework.Millis(d)
 				}
 			case failed != nil:
@@ -429,19 +429,6 @@ type alwaysEvidence struct {
 	Outcome string  `json:"outcome"`
 	Message string  `json:"message"`
 	PullMs  float64 `json:"pullMs"`
-}
-
-// pulledIn finds the pull time in a Pulled event's message: `Successfully
-// pulled image "x" in 1.2s (1.2s including waiting)`.
-var pulledIn = regexp.MustCompile(`Successfully pulled image .* in ([0-9.]+m?s)`)
-
-func pullDuration(msg string) (time.Duration, bool) {
-	m := pulledIn.FindStringSubmatch(msg)
-	if m == nil {
-		return 0, false
-	}
-	d, err := time.ParseDuration(m[1])
-	return d, err == nil
 }
 
 // The cgroup limits a container reads from inside.

@@ -6,10 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -19,6 +17,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/audit"
 	"github.com/kubeproof/kubeproof/framework/etcd"
+	"github.com/kubeproof/kubeproof/framework/podstate"
 )
 
 // kubectl's create request, from the audit log.
@@ -466,7 +465,7 @@ func measureTimings(ctx context.Context, f *framework.Framework) {
 		}
 		switch ev.Reason {
 		case "Pulled":
-			if d, ok := pullDuration(ev.Message); ok {
+			if d, ok := podstate.PullDuration(ev.Message); ok {
 				pulls = append(pulls, framework.Millis(d))
 				if i := slices.Index(names, ev.InvolvedObject.Name); i >= 0 {
 					steps[i].pullMs, steps[i].pulled = framework.Millis(d), true
@@ -535,16 +534,3 @@ func measureTimings(ctx context.Context, f *framework.Framework) {
 
 // kubelet selects requests made by a kubelet.
 func kubelet(e audit.Event) bool { return strings.HasPrefix(e.User.Username, "system:node:") }
-
-// pulledIn finds the pull time in a Pulled event's message: `Successfully
-// pulled image "x" in 1.2s (1.2s including waiting)`.
-var pulledIn = regexp.MustCompile(`Successfully pulled image .* in ([0-9.]+m?s)`)
-
-func pullDuration(msg string) (time.Duration, bool) {
-	m := pulledIn.FindStringSubmatch(msg)
-	if m == nil {
-		return 0, false
-	}
-	d, err := time.ParseDuration(m[1])
-	return d, err == nil
-}

@@ -11,7 +11,6 @@ package report
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -33,10 +32,6 @@ import (
 )
 
 var browserOut = flag.String("browser.out", "", "a directory for the rendered report and screenshots of it (kept for reading)")
-
-// The real run whose report is rendered: claims.json of a full local run
-// (gzipped), as `kubeproof run` wrote it.
-const realRun = "testdata/local-run/claims.json.gz"
 
 // minWidths are each column's minimum, in CSS pixels, by table class and
 // header: below it a column's text is a few words a line, which nobody
@@ -172,19 +167,7 @@ func TestReportInBrowser(t *testing.T) {
 // documents' lines decided with this catalog, and returns claims.html.
 func writeRealReport(t *testing.T, dir string) string {
 	t.Helper()
-	f, err := os.Open(realRun)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r Report
-	if err := json.NewDecoder(zr).Decode(&r); err != nil {
-		t.Fatalf("%s: %v", realRun, err)
-	}
+	r := loadRealRun(t)
 	cat, err := claims.Load(fixtures.Claims())
 	if err != nil {
 		t.Fatal(err)

@@ -117,10 +117,13 @@ func TestRestatingLinesAreFlagged(t *testing.T) {
 	}
 }
 
+// realRun is the claims.json of a real run kept as testdata (README there).
+const realRun = "testdata/local-run/claims.json.gz"
+
 // loadRealRun reads the claims.json of a real run kept as testdata.
 func loadRealRun(t *testing.T) Report {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "local-run", "claims.json.gz"))
+	f, err := os.Open(realRun)
 	if err != nil {
 		t.Fatal(err)
 	}
