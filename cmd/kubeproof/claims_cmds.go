@@ -44,6 +44,9 @@ func (s *selection) load() (*claims.Catalog, error) {
 		if err := cat.AddFile(s.claimsFile); err != nil {
 			return nil, exitcode.With(exitcode.Usage, fmt.Errorf("--claims-file: %w", err))
 		}
+		for _, h := range cat.Hints {
+			fmt.Fprintln(os.Stderr, "hint: "+h)
+		}
 		if unknown := unknownSpecs(cat.Claims); len(unknown) > 0 {
 			return nil, exitcode.Errorf(exitcode.Usage, "--claims-file: %s", unknown[0])
 		}
@@ -238,21 +241,23 @@ func newClaimsSpecsCommand() *cobra.Command {
 // and expectations (as the catalog's), that its specs exist, and that every
 // evidence path it names is one those specs record, of a type its
 // expectation can hold. It returns every problem found.
-func lintClaimsFile(path string) (int, []string) {
+// Advice that does not make the file wrong (a missing header) is returned
+// as hints.
+func lintClaimsFile(path string) (n int, problems, hints []string) {
 	cat, err := claims.LoadAt(fixtures.Claims(), fixtures.ClaimsDir)
 	if err != nil {
-		return 0, []string{"the built-in catalog: " + err.Error()}
+		return 0, []string{"the built-in catalog: " + err.Error()}, nil
 	}
-	before := len(cat.Claims)
+	before, hintsBefore := len(cat.Claims), len(cat.Hints)
 	if err := cat.AddFile(path); err != nil {
-		return 0, strings.Split(err.Error(), "\n")
+		return 0, strings.Split(err.Error(), "\n"), nil
 	}
 	own := &claims.Catalog{Documents: cat.Documents[len(cat.Documents)-1:], Claims: cat.Claims[before:]}
-	problems := unknownSpecs(own.Claims)
+	problems = unknownSpecs(own.Claims)
 	for _, err := range claims.CheckEvidence(own, framework.DeclaredEvidence()) {
 		problems = append(problems, err.Error())
 	}
-	return len(own.Claims), problems
+	return len(own.Claims), problems, cat.Hints[hintsBefore:]
 }
 
 func newClaimsLintCommand() *cobra.Command {
@@ -261,7 +266,10 @@ func newClaimsLintCommand() *cobra.Command {
 		Short: "Check a claims file without a cluster: schema, spec IDs, evidence paths and the types expectations hold them to",
 		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			n, problems := lintClaimsFile(args[0])
+			n, problems, hints := lintClaimsFile(args[0])
+			for _, h := range hints {
+				fmt.Fprintln(cmd.ErrOrStderr(), "hint: "+h)
+			}
 			if len(problems) > 0 {
 				for _, p := range problems {
 					fmt.Fprintln(cmd.ErrOrStderr(), "  "+p)
@@ -274,12 +282,19 @@ func newClaimsLintCommand() *cobra.Command {
 	}
 }
 
+// claimsSchemaURL is where editors find the claims schema for a file
+// outside this repository (the catalog's files name it by relative path).
+const claimsSchemaURL = "https://raw.githubusercontent.com/kubeproof/kubeproof/main/schemas/claims-v1alpha1.json"
+
 // claimsTemplate is what `claims new` writes: a document and one claim to
 // edit, with where to look for the rest.
-const claimsTemplate = `# Claims of %[1]s. Schema: docs/claims.md. Check with
+const claimsTemplate = `# yaml-language-server: $schema=%[5]s
+# Claims of %[1]s. Schema: docs/claims.md. Check with
 # kubeproof claims lint %[2]s; run with kubeproof run --claims-file %[2]s.
 # kubeproof claims specs --evidence lists every spec and the evidence paths
 # it records (with values from a run's report, --report-dir).
+apiVersion: %[6]s
+kind: %[7]s
 document:
   file: %[1]s
   title: %[3]q
@@ -322,7 +337,7 @@ func newClaimsNewCommand() *cobra.Command {
 			if prefix == "" {
 				prefix = "DOC"
 			}
-			content := fmt.Sprintf(claimsTemplate, document, args[0], title, prefix)
+			content := fmt.Sprintf(claimsTemplate, document, args[0], title, prefix, claimsSchemaURL, claims.APIVersion, claims.FileKind)
 			if err := os.WriteFile(args[0], []byte(content), 0o644); err != nil {
 				return exitcode.Errorf(exitcode.Usage, "write %s: %v", args[0], err)
 			}

@@ -16,8 +16,8 @@ func TestClaimsNewThenLint(t *testing.T) {
 	if err := root.Execute(); err != nil {
 		t.Fatalf("claims new: %v", err)
 	}
-	if n, problems := lintClaimsFile(file); n != 1 || len(problems) > 0 {
-		t.Fatalf("lint of the new file: %d claims, %v", n, problems)
+	if n, problems, hints := lintClaimsFile(file); n != 1 || len(problems) > 0 || len(hints) > 0 {
+		t.Fatalf("lint of the new file: %d claims, problems %v, hints %v", n, problems, hints)
 	}
 	written, _ := os.ReadFile(file)
 	for change, want := range map[string]string{
@@ -29,7 +29,7 @@ func TestClaimsNewThenLint(t *testing.T) {
 		if err := os.WriteFile(file, []byte(strings.Replace(string(written), change, edited, 1)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, problems := lintClaimsFile(file)
+		_, problems, _ := lintClaimsFile(file)
 		if !strings.Contains(strings.Join(problems, "\n"), want) {
 			t.Errorf("after %q -> %q: problems %v, want one saying %q", change, edited, problems, want)
 		}

@@ -38,8 +38,22 @@ const (
 
 var kinds = []Kind{Behaviour, StatusCode, Structure, Timing}
 
+// APIVersion and FileKind head every claims file (apiVersion, kind), so
+// that a reader, an editor and the loader know which schema the file is
+// written against before reading it; a later version can change the
+// schema without guessing from the fields present.
+const (
+	APIVersion = "kubeproof.io/v1alpha1"
+	FileKind   = "Claims"
+)
+
 // File is one claims file: the claims of one document.
 type File struct {
+	// APIVersion is the version of the claims schema the file is written
+	// against: kubeproof.io/v1alpha1.
+	APIVersion string `json:"apiVersion,omitempty"`
+	// Kind is what the file holds: Claims.
+	Kind     string   `json:"kind,omitempty"`
 	Document Document `json:"document"`
 	Claims   []Claim  `json:"claims"`
 }
@@ -131,6 +145,10 @@ func (c Claim) Testable() bool { return c.NotTestable == "" }
 type Catalog struct {
 	Documents []Document
 	Claims    []Claim
+	// Hints are advice on the files loaded that does not stop them loading
+	// (a file without the apiVersion/kind header), one per file, for the
+	// command to show.
+	Hints []string
 }
 
 // Claim returns the claim with id.
@@ -211,6 +229,24 @@ func sourcePath(p string) string {
 
 // add adds the claims file name, found at source, to the catalog.
 func (c *Catalog) add(name, source string, data []byte) error {
+	// The header is read first, so that a file of another version fails on
+	// its version rather than on a field this version does not know.
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := yaml.Unmarshal(data, &head); err != nil {
+		return fmt.Errorf("claims file %s: %w", source, err)
+	}
+	switch {
+	case head.APIVersion == "" && head.Kind == "":
+		// Files written before the header keep loading.
+		c.Hints = append(c.Hints, fmt.Sprintf("claims file %s has no header: add `apiVersion: %s` and `kind: %s` at its top", source, APIVersion, FileKind))
+	case head.APIVersion != APIVersion:
+		return fmt.Errorf("claims file %s: apiVersion %q, want %s", source, head.APIVersion, APIVersion)
+	case head.Kind != FileKind:
+		return fmt.Errorf("claims file %s: kind %q, want %s", source, head.Kind, FileKind)
+	}
 	var f File
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
 		return fmt.Errorf("claims file %s: %w", name, err)

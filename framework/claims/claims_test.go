@@ -231,3 +231,34 @@ func TestLoadGinkgoReport(t *testing.T) {
 		t.Fatalf("non-evidence entries read as evidence: %v", s.Evidence)
 	}
 }
+
+// A file's header names this schema; a file without one loads with a hint
+// naming it, and a wrong one is refused with an error naming the file.
+func TestHeader(t *testing.T) {
+	body := "document: {file: d.txt, title: t}\nclaims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, notTestable: why}]\n"
+	for name, tc := range map[string]struct {
+		header, err string
+		hints       int
+	}{
+		"header":      {header: "apiVersion: kubeproof.io/v1alpha1\nkind: Claims\n"},
+		"none":        {hints: 1},
+		"old version": {header: "apiVersion: kubeproof.io/v0\nkind: Claims\n", err: `claims file fixtures/claims/x.yaml: apiVersion "kubeproof.io/v0", want kubeproof.io/v1alpha1`},
+		"other kind":  {header: "apiVersion: kubeproof.io/v1alpha1\nkind: Claim\n", err: `claims file fixtures/claims/x.yaml: kind "Claim", want Claims`},
+		"no kind":     {header: "apiVersion: kubeproof.io/v1alpha1\n", err: `claims file fixtures/claims/x.yaml: kind "", want Claims`},
+	} {
+		cat, err := LoadAt(fstest.MapFS{"x.yaml": {Data: []byte(tc.header + body)}}, "fixtures/claims")
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%s: error %v, want %s", name, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if len(cat.Hints) != tc.hints {
+			t.Errorf("%s: hints %q, want %d", name, cat.Hints, tc.hints)
+		}
+	}
+}
