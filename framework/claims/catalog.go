@@ -51,17 +51,21 @@ const (
 type File struct {
 	// APIVersion is the version of the claims schema the file is written
 	// against: kubeproof.io/v1alpha1.
-	APIVersion string `json:"apiVersion,omitempty"`
+	APIVersion string `json:"apiVersion"`
 	// Kind is what the file holds: Claims.
-	Kind     string   `json:"kind,omitempty"`
+	Kind string `json:"kind"`
+	// Document is the document whose sentences the claims are.
 	Document Document `json:"document"`
-	Claims   []Claim  `json:"claims"`
+	// Claims are the document's sentences, each with how a cluster checks
+	// it (or why none can).
+	Claims []Claim `json:"claims"`
 }
 
 // Document names the document the claims come from.
 type Document struct {
 	// File is the document's file name (e.g. 000_9d571b7144dc736e.txt).
-	File  string `json:"file"`
+	File string `json:"file"`
+	// Title is the document's title, as the reports name it.
 	Title string `json:"title"`
 	// Language of the quotes (e.g. ko).
 	Language string `json:"language,omitempty"`
@@ -75,10 +79,14 @@ type Document struct {
 
 // Claim is one testable (or explicitly untestable) sentence of a document.
 type Claim struct {
+	// ID names the claim everywhere (run --claims, the reports): upper-case
+	// letters, digits and dashes, unique in the catalog, by convention
+	// starting with the document's prefix (000-BINDING-OBJECT).
 	ID string `json:"id"`
-	// Document is filled from the file's document.
-	Document string `json:"document"`
-	Section  string `json:"section"`
+	// Document is filled from the file's document (never written in one).
+	Document string `json:"document" schema:"-"`
+	// Section is the heading of the document the sentence is under.
+	Section string `json:"section"`
 	// Quote is the sentence in the document's language, as written.
 	Quote string `json:"quote"`
 	// Condensed: the quote joins verbatim fragments of the document (from a
@@ -86,8 +94,12 @@ type Claim struct {
 	Condensed bool `json:"condensed,omitempty"`
 	// Statement is what the sentence claims, in English.
 	Statement string `json:"statement"`
+	// Component is the Kubernetes component the sentence is about
+	// (kube-scheduler, kubelet; several comma-separated).
 	Component string `json:"component"`
-	Kind      Kind   `json:"kind"`
+	// Kind says what sort of sentence the claim is; a timing claim is
+	// judged as a measurement (within, faster, slower).
+	Kind Kind `json:"kind"`
 	// Specs are the IDs of the specs that check the claim (their label
 	// spec:<id>).
 	Specs []string `json:"specs,omitempty"`
@@ -118,7 +130,7 @@ type Claim struct {
 	// Source is where the claim is written: its claims file and the line
 	// of its id, for reports that point readers at it (claims-junit.xml's
 	// file and line). Set when the file is loaded, never written in one.
-	Source *Source `json:"source,omitempty"`
+	Source *Source `json:"source,omitempty" schema:"-"`
 }
 
 // Source is a place in a claims file.
@@ -134,8 +146,11 @@ type Source struct {
 
 // Alternative is a condition under which a claim holds.
 type Alternative struct {
-	Condition string        `json:"condition"`
-	Expect    []Expectation `json:"expect"`
+	// Condition is the condition in words, as the verdict names it ("with
+	// anonymous authentication off").
+	Condition string `json:"condition"`
+	// Expect are the conditions on evidence that hold under it; all must.
+	Expect []Expectation `json:"expect"`
 }
 
 // Testable reports whether a cluster can check the claim.

@@ -23,13 +23,23 @@ type Expectation struct {
 	Says string `json:"says,omitempty"`
 
 	// Exactly one of the following (AtLeast and AtMost may go together).
-	Equals    *json.RawMessage  `json:"equals,omitempty"`
-	NotEquals *json.RawMessage  `json:"notEquals,omitempty"`
-	OneOf     []json.RawMessage `json:"oneOf,omitempty"`
-	Matches   string            `json:"matches,omitempty"`
-	Contains  *json.RawMessage  `json:"contains,omitempty"`
-	AtLeast   *float64          `json:"atLeast,omitempty"`
-	AtMost    *float64          `json:"atMost,omitempty"`
+
+	// Equals holds when the evidence is this value.
+	Equals *json.RawMessage `json:"equals,omitempty"`
+	// NotEquals holds when the evidence is not this value.
+	NotEquals *json.RawMessage `json:"notEquals,omitempty"`
+	// OneOf holds when the evidence is one of these values.
+	OneOf []json.RawMessage `json:"oneOf,omitempty"`
+	// Matches holds when the evidence, a string, matches this regular
+	// expression.
+	Matches string `json:"matches,omitempty"`
+	// Contains holds when the evidence, a list, has this element, or, a
+	// string, has this substring.
+	Contains *json.RawMessage `json:"contains,omitempty"`
+	// AtLeast holds when the evidence, a number, is this or more.
+	AtLeast *float64 `json:"atLeast,omitempty"`
+	// AtMost holds when the evidence, a number, is this or less.
+	AtMost *float64 `json:"atMost,omitempty"`
 }
 
 func (e Expectation) validate() error {

@@ -1,0 +1,130 @@
+package claimschema
+
+import (
+	"bytes"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"sigs.k8s.io/yaml"
+)
+
+// The test runs in this package's directory, three below the repository's
+// root.
+const root = "../../.."
+
+// claimsFiles are the claims files the repository ships.
+var claimsFiles = []string{"fixtures/claims/*.yaml", "framework/claims/testdata/*.yaml"}
+
+func TestShippedSchemaIsGenerated(t *testing.T) {
+	want, err := Generate(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(root, ShippedPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s is not the schema of the claims types: run go generate ./framework/claims/claimschema", ShippedPath)
+	}
+}
+
+func compile(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, ShippedPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(ShippedPath, doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile(ShippedPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func validate(s *jsonschema.Schema, data []byte) error {
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return err
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(js))
+	if err != nil {
+		return err
+	}
+	return s.Validate(inst)
+}
+
+// Every claims file the repository ships validates against the schema and
+// names it in its first line, by a path that leads to it.
+func TestClaimsFilesValidate(t *testing.T) {
+	s := compile(t)
+	n := 0
+	for _, pattern := range claimsFiles {
+		files, err := filepath.Glob(filepath.Join(root, pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			n++
+			rel, _ := filepath.Rel(root, f)
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := validate(s, data); err != nil {
+				t.Errorf("%s: %v", rel, err)
+			}
+			first, _, _ := strings.Cut(string(data), "\n")
+			named, ok := strings.CutPrefix(first, "# yaml-language-server: $schema=")
+			if !ok {
+				t.Errorf("%s: the first line is %q, not # yaml-language-server: $schema=<the schema's path>", rel, first)
+				continue
+			}
+			if got := path.Join(path.Dir(filepath.ToSlash(rel)), named); got != ShippedPath {
+				t.Errorf("%s names the schema %s, which is %s, not %s", rel, named, got, ShippedPath)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no claims files under %v", claimsFiles)
+	}
+}
+
+// The schema refuses what the loader refuses: a missing header, another
+// version, an unknown field, a kind of claim that does not exist, and what
+// the loader sets itself.
+func TestSchemaRefuses(t *testing.T) {
+	s := compile(t)
+	const head = "apiVersion: kubeproof.io/v1alpha1\nkind: Claims\n"
+	const doc = "document: {file: d.txt, title: t}\n"
+	claim := func(extra string) string {
+		return "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, specs: [x-y], expect: [{evidence: e, equals: 1}]" + extra + "}]\n"
+	}
+	if err := validate(s, []byte(head+doc+claim(""))); err != nil {
+		t.Fatalf("a valid file: %v", err)
+	}
+	for name, file := range map[string]string{
+		"no header":      doc + claim(""),
+		"other version":  strings.Replace(head, "v1alpha1", "v1", 1) + doc + claim(""),
+		"unknown field":  head + doc + claim(", verdict: confirmed"),
+		"unknown kind":   head + doc + strings.Replace(claim(""), "behaviour", "vibe", 1),
+		"source written": head + doc + claim(", source: {file: f, line: 1}"),
+		"no title":       head + "document: {file: d.txt}\n" + claim(""),
+	} {
+		if err := validate(s, []byte(file)); err == nil {
+			t.Errorf("%s: valid", name)
+		}
+	}
+}
