@@ -14,6 +14,7 @@ import (
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/internal/cli/judge"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 )
 
@@ -360,7 +361,7 @@ func evidencePaths(reportDir string) (map[string][]string, map[string]any, error
 			return nil, nil, exitcode.Errorf(exitcode.Usage, "--report-dir: %v", err)
 		}
 		var rep struct {
-			Specs []claims.SpecResult `json:"specs"`
+			Specs []judge.SpecResult `json:"specs"`
 		}
 		if err := json.Unmarshal(data, &rep); err != nil {
 			return nil, nil, exitcode.Errorf(exitcode.Usage, "--report-dir: claims.json: %v", err)

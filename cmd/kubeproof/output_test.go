@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/internal/cli/judge"
 	"github.com/kubeproof/kubeproof/internal/cli/report"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 )
@@ -50,10 +51,10 @@ func keys(t *testing.T, raw json.RawMessage) []string {
 // report diff -o json: the documented shape, exit 1 when a verdict differs
 // and 0 with an empty list when none does.
 func TestReportDiffJSON(t *testing.T) {
-	write := func(verdict claims.Verdict) string {
+	write := func(verdict judge.Verdict) string {
 		dir := t.TempDir()
 		r := report.Report{SchemaVersion: report.SchemaVersion, Documents: []report.DocumentResult{{File: "d.txt", Title: "D",
-			Claims: []claims.Result{
+			Claims: []judge.Result{
 				{Claim: claims.Claim{ID: "D-ONE", Kind: claims.Behaviour}, Verdict: verdict},
 				{Claim: claims.Claim{ID: "D-TWO", Kind: claims.Timing}, Verdict: verdict},
 			}}}}
@@ -62,7 +63,7 @@ func TestReportDiffJSON(t *testing.T) {
 		}
 		return dir
 	}
-	a, b, c := write(claims.Confirmed), write(claims.Refuted), write(claims.Confirmed)
+	a, b, c := write(judge.Confirmed), write(judge.Refuted), write(judge.Confirmed)
 	code, out := runOut(t, "report", "diff", "-o", "json", a, b)
 	if code != exitcode.SpecsFailed {
 		t.Fatalf("diff of differing runs: exit %d\n%s", code, out)

@@ -14,6 +14,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/internal/cli/judge"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 )
 
@@ -133,7 +134,7 @@ func describeSelection(labelFilter string, focus, skip []string) string {
 // failedSpecsFilter is a label filter for the specs that failed in the run
 // of report directory dir (its specs.json), within filter if one is given.
 func failedSpecsFilter(dir, filter string) (string, error) {
-	run, err := claims.LoadGinkgoReport(filepath.Join(dir, specsReportName))
+	run, err := judge.LoadGinkgoReport(filepath.Join(dir, specsReportName))
 	if err != nil {
 		return "", exitcode.Errorf(exitcode.Usage, "--rerun-failed %s: %v", dir, err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/internal/cli/judge"
 	"github.com/kubeproof/kubeproof/internal/cli/report"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 )
@@ -236,7 +237,7 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 
 // check is --fail-on-refuted: exit code 10 when a claim was refuted.
 func (r refutedOptions) check(rep report.Report) error {
-	if n := rep.Summary[string(claims.Refuted)]; r.failOnRefuted && n > 0 {
+	if n := rep.Summary[string(judge.Refuted)]; r.failOnRefuted && n > 0 {
 		return exitcode.Errorf(exitcode.Refuted, "%d documented claims were refuted (--fail-on-refuted)", n)
 	}
 	return nil
@@ -321,16 +322,16 @@ func specFilter(selected []claims.Claim, userFilter string) string {
 // (where refuted claims are failures when refutedFails), and junit.xml
 // from the spec report.
 func judgeRun(reportDir string, cat *claims.Catalog, selected []claims.Claim, info *cluster.Info, interrupted, refutedFails bool) (report.Report, error) {
-	run := claims.Run{Specs: map[string]claims.SpecResult{}}
+	run := judge.Run{Specs: map[string]judge.SpecResult{}}
 	path := filepath.Join(reportDir, specsReportName)
 	if _, err := os.Stat(path); err == nil {
-		if run, err = claims.LoadGinkgoReport(path); err != nil && !interrupted {
+		if run, err = judge.LoadGinkgoReport(path); err != nil && !interrupted {
 			return report.Report{}, err
 		}
 	}
-	results := claims.Judge(selected, run.Specs, info)
+	results := judge.Claims(selected, run.Specs, info)
 	if interrupted {
-		results = claims.Interrupted(results)
+		results = judge.Interrupted(results)
 	}
 	rep := report.New(cat.Documents, results, run, info)
 	rep.RefutedFails = refutedFails

@@ -1,6 +1,8 @@
-// Package claims is kubeproof's spine: the catalog of documented sentences
-// (claims), the specs that check each one, and the judge that turns what a
-// spec observed (its evidence) into a verdict per claim.
+// Package claims is kubeproof's spine on the spec side: the catalog of
+// documented sentences (claims), the specs that check each one, and the
+// names under which specs record what they observed (their evidence). The
+// judge that turns evidence into a verdict per claim runs after the specs,
+// in the CLI (internal/cli/judge).
 //
 // The catalog is data (YAML files, fixtures/claims), so that users can check
 // their own documents with their own claims files pointing at existing specs.
@@ -9,7 +11,6 @@
 package claims
 
 import (
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -395,13 +396,4 @@ func SpecIDs(cs []Claim) []string {
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids)
-}
-
-// rawEqual compares a JSON value with a decoded Go value.
-func rawEqual(raw json.RawMessage, v any) bool {
-	var want any
-	if err := json.Unmarshal(raw, &want); err != nil {
-		return false
-	}
-	return jsonEqual(want, v)
 }

@@ -3,13 +3,13 @@
 //
 //  1. what a spec stands on (framework/..., webhooks/..., fixtures, suites/...):
 //     the per-spec Framework, watches, the audit log and etcd readers,
-//     identities, the claims catalog and judge, and the cluster contract
+//     identities, the claims catalog, and the cluster contract
 //     (framework/cluster: Info, capabilities, the provider registry);
 //  2. how clusters are made (internal/provision/...): the providers, the
 //     binaries and images they build, the kind node image, the private
 //     Docker daemon, the host changes and processes they manage;
 //  3. what the CLI offers on top (internal/cli/..., cmd/...): run, trace,
-//     bench, faults, reports, charts.
+//     bench, faults, the judge of claims, reports, charts.
 //
 // Beside them, internal/{exitcode,progress,pki} support every layer.
 // Arrows go from 3 to 1 and 2, and from 2 to the contract of 1

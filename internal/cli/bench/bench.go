@@ -22,12 +22,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/namespace"
 	"github.com/kubeproof/kubeproof/framework/observe"
 	"github.com/kubeproof/kubeproof/framework/ownership"
 	"github.com/kubeproof/kubeproof/framework/podsecurity"
 	"github.com/kubeproof/kubeproof/framework/podstate"
+	"github.com/kubeproof/kubeproof/internal/cli/judge"
 	"github.com/kubeproof/kubeproof/internal/cli/trace"
 )
 
@@ -132,7 +132,7 @@ func waitDefaultServiceAccount(ctx context.Context, client kubernetes.Interface,
 // runner and returns, over the specs that ran, the harness's setup and
 // teardown time and each spec's whole run time (milliseconds).
 func SpecOverhead(path, setupEntry, teardownEntry string) (setup, teardown, runTime []float64, err error) {
-	run, err := claims.LoadGinkgoReport(path)
+	run, err := judge.LoadGinkgoReport(path)
 	if err != nil {
 		return nil, nil, nil, err
 	}

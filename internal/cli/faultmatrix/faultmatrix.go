@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/internal/cli/judge"
 	"github.com/kubeproof/kubeproof/internal/cli/report"
 )
 
@@ -59,16 +60,16 @@ type Fault struct {
 }
 
 // Expected returns each listed claim with the verdict it must take.
-func (f Fault) Expected() map[string]claims.Verdict {
-	out := map[string]claims.Verdict{}
+func (f Fault) Expected() map[string]judge.Verdict {
+	out := map[string]judge.Verdict{}
 	for _, id := range f.Refutes {
-		out[id] = claims.Refuted
+		out[id] = judge.Refuted
 	}
 	for _, id := range f.NotCheckable {
-		out[id] = claims.NotCheckable
+		out[id] = judge.NotCheckable
 	}
 	for _, id := range f.Confirms {
-		out[id] = claims.Confirmed
+		out[id] = judge.Confirmed
 	}
 	return out
 }
@@ -167,10 +168,10 @@ func Check(f Fault, healthy, faulty report.Report) Outcome {
 	}
 	for _, id := range slices.Sorted(maps.Keys(after)) {
 		r := after[id]
-		if r.verdict == claims.Error {
+		if r.verdict == judge.Error {
 			o.Errors = append(o.Errors, id+": "+r.reason)
 		}
-		if r.verdict == claims.Refuted {
+		if r.verdict == judge.Refuted {
 			o.RefutedByComponent[r.component] = append(o.RefutedByComponent[r.component], id)
 		}
 		if _, listed := expected[id]; listed || r.kind == claims.Timing {
@@ -185,7 +186,7 @@ func Check(f Fault, healthy, faulty report.Report) Outcome {
 }
 
 type judged struct {
-	verdict   claims.Verdict
+	verdict   judge.Verdict
 	reason    string
 	kind      claims.Kind
 	component string

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/internal/cli/judge"
 	"github.com/kubeproof/kubeproof/internal/cli/report"
 )
 
@@ -27,12 +28,12 @@ claims:
 	return cat
 }
 
-func run(cat *claims.Catalog, verdicts map[string]claims.Verdict) report.Report {
-	var results []claims.Result
+func run(cat *claims.Catalog, verdicts map[string]judge.Verdict) report.Report {
+	var results []judge.Result
 	for _, c := range cat.Claims {
-		results = append(results, claims.Result{Claim: c, Verdict: verdicts[c.ID], Reason: "because"})
+		results = append(results, judge.Result{Claim: c, Verdict: verdicts[c.ID], Reason: "because"})
 	}
-	return report.New(cat.Documents, results, claims.Run{}, nil)
+	return report.New(cat.Documents, results, judge.Run{}, nil)
 }
 
 func TestParseChecksTheCatalog(t *testing.T) {
@@ -67,13 +68,13 @@ func TestShippedMatrixParses(t *testing.T) {
 func TestCheck(t *testing.T) {
 	cat := catalog(t)
 	f := Fault{ID: "no-scheduler", Refutes: []string{"A-SCHED"}, NotCheckable: []string{"A-KUBELET"}, MaxChanged: 0}
-	healthy := run(cat, map[string]claims.Verdict{"A-SCHED": claims.Confirmed, "A-KUBELET": claims.Confirmed, "A-OTHER": claims.Confirmed, "A-TIME": claims.Within})
+	healthy := run(cat, map[string]judge.Verdict{"A-SCHED": judge.Confirmed, "A-KUBELET": judge.Confirmed, "A-OTHER": judge.Confirmed, "A-TIME": judge.Within})
 
-	found := Check(f, healthy, run(cat, map[string]claims.Verdict{"A-SCHED": claims.Refuted, "A-KUBELET": claims.NotCheckable, "A-OTHER": claims.Confirmed, "A-TIME": claims.Slower}))
+	found := Check(f, healthy, run(cat, map[string]judge.Verdict{"A-SCHED": judge.Refuted, "A-KUBELET": judge.NotCheckable, "A-OTHER": judge.Confirmed, "A-TIME": judge.Slower}))
 	if !found.Detected || len(found.Changed) != 0 || found.RefutedByComponent["kube-scheduler"][0] != "A-SCHED" {
 		t.Errorf("a fault found as listed (a timing claim changing aside): %+v", found)
 	}
-	missed := Check(f, healthy, run(cat, map[string]claims.Verdict{"A-SCHED": claims.Confirmed, "A-KUBELET": claims.Error, "A-OTHER": claims.Refuted, "A-TIME": claims.Within}))
+	missed := Check(f, healthy, run(cat, map[string]judge.Verdict{"A-SCHED": judge.Confirmed, "A-KUBELET": judge.Error, "A-OTHER": judge.Refuted, "A-TIME": judge.Within}))
 	if missed.Detected || len(missed.Missed) != 2 || len(missed.Errors) != 1 || len(missed.Changed) != 1 {
 		t.Errorf("a fault not found: %+v", missed)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/internal/cli/judge"
 )
 
 // Difference is one claim whose verdict is not the same in every run.
@@ -24,10 +25,10 @@ type Difference struct {
 // Diff lists the claims whose verdict differs between runs, timing claims
 // (whose verdict follows the machine's load) only if asked.
 func Diff(runs []Report, timing bool) []Difference {
-	byRun := make([]map[string]claims.Result, len(runs))
+	byRun := make([]map[string]judge.Result, len(runs))
 	var ids []string
 	for i, r := range runs {
-		byRun[i] = map[string]claims.Result{}
+		byRun[i] = map[string]judge.Result{}
 		for _, d := range r.Documents {
 			for _, res := range d.Claims {
 				byRun[i][res.Claim.ID] = res

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/internal/cli/chart"
+	"github.com/kubeproof/kubeproof/internal/cli/judge"
 )
 
 // HTML writes a self-contained page (no external assets): the summary as a
@@ -46,10 +47,10 @@ func hasTiming(r Report) bool {
 }
 
 var verdictColor = map[string]string{
-	string(claims.Confirmed): "#2e7d32", string(claims.Refuted): "#c62828", string(claims.Conditional): "#ef6c00",
-	string(claims.Within): "#1565c0", string(claims.Faster): "#00838f", string(claims.Slower): "#5d4037",
-	string(claims.NotCheckable): "#78909c", string(claims.NotTestable): "#b0bec5", string(claims.Error): "#6a1b9a",
-	string(claims.NotRun): "#e0e0e0", Mixed: "#ad1457", LineOpen: "#fbc02d", LineUndecided: "#000000",
+	string(judge.Confirmed): "#2e7d32", string(judge.Refuted): "#c62828", string(judge.Conditional): "#ef6c00",
+	string(judge.Within): "#1565c0", string(judge.Faster): "#00838f", string(judge.Slower): "#5d4037",
+	string(judge.NotCheckable): "#78909c", string(judge.NotTestable): "#b0bec5", string(judge.Error): "#6a1b9a",
+	string(judge.NotRun): "#e0e0e0", Mixed: "#ad1457", LineOpen: "#fbc02d", LineUndecided: "#000000",
 }
 
 // summaryBar is a stacked bar of verdict counts.
@@ -64,7 +65,7 @@ func summaryBar(summary map[string]int) template.HTML {
 	var b strings.Builder
 	b.WriteString(`<svg width="720" height="56" role="img" aria-label="verdicts">`)
 	x := 0.0
-	for _, v := range claims.Verdicts {
+	for _, v := range judge.Verdicts {
 		n := summary[string(v)]
 		if n == 0 {
 			continue
@@ -148,10 +149,10 @@ col.c-comp{width:12em}
 </style>`
 
 var pageFuncs = template.FuncMap{
-	"color":     func(v claims.Verdict) string { return verdictColor[string(v)] },
+	"color":     func(v judge.Verdict) string { return verdictColor[string(v)] },
 	"lineColor": func(v string) string { return verdictColor[v] },
 	"light": func(v string) bool {
-		return v == string(claims.NotRun) || v == string(claims.NotTestable) || v == LineOpen
+		return v == string(judge.NotRun) || v == string(judge.NotTestable) || v == LineOpen
 	},
 	"evidence": evidenceText,
 	"style":    func() template.HTML { return pageStyle },
@@ -179,9 +180,9 @@ var pageFuncs = template.FuncMap{
 		}
 		return out
 	},
-	"verdictName": func(v claims.Verdict) string {
+	"verdictName": func(v judge.Verdict) string {
 		if v == "" {
-			return string(claims.NotRun)
+			return string(judge.NotRun)
 		}
 		return string(v)
 	},

@@ -7,7 +7,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/internal/cli/judge"
 )
 
 // The JUnit XML that CI systems read (the readers of GitHub Actions, GitLab
@@ -94,15 +94,15 @@ func JUnit(w io.Writer, r Report, refutedFails bool) error {
 				c.File, c.Line = src.File, src.Line
 			}
 			switch res.Verdict {
-			case claims.Refuted:
+			case judge.Refuted:
 				if refutedFails {
-					c.Failure = &junitProblem{Message: res.Reason, Type: string(claims.Refuted), Text: problemText(d, res)}
+					c.Failure = &junitProblem{Message: res.Reason, Type: string(judge.Refuted), Text: problemText(d, res)}
 					s.Failures++
 				}
-			case claims.Error:
-				c.Error = &junitProblem{Message: res.Reason, Type: string(claims.Error), Text: problemText(d, res)}
+			case judge.Error:
+				c.Error = &junitProblem{Message: res.Reason, Type: string(judge.Error), Text: problemText(d, res)}
 				s.Errors++
-			case claims.NotCheckable, claims.NotTestable, claims.NotRun:
+			case judge.NotCheckable, judge.NotTestable, judge.NotRun:
 				c.Skipped = &junitSkipped{Message: string(res.Verdict) + ": " + res.Reason}
 				s.Skipped++
 			}
@@ -138,7 +138,7 @@ func Classname(d DocumentResult) string {
 
 // specSeconds is how long the specs that decided a claim ran; each spec is
 // counted once in the document's and the run's totals.
-func specSeconds(res claims.Result, doc, all map[string]float64) float64 {
+func specSeconds(res judge.Result, doc, all map[string]float64) float64 {
 	total := 0.0
 	for _, s := range res.Specs {
 		total += s.Seconds
@@ -159,7 +159,7 @@ func seconds(s float64) string { return fmt.Sprintf("%.3f", s) }
 
 // problemText is the body of a failure or error: what the document says,
 // what was observed, and which specs looked.
-func problemText(d DocumentResult, res claims.Result) string {
+func problemText(d DocumentResult, res judge.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", res.Verdict, res.Reason)
 	fmt.Fprintf(&b, "document: %s (%s), section %q\n", d.Title, d.File, res.Claim.Section)

@@ -14,6 +14,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/internal/cli/judge"
 )
 
 // One test case per claim: refuted fails only when asked, what could not be
@@ -21,15 +22,15 @@ import (
 // the suites add up. A case points at its claim's line, takes its specs'
 // seconds, and a failure's message is the verdict's reason.
 func TestJUnitOneCasePerClaim(t *testing.T) {
-	res := func(id string, v claims.Verdict, specs ...claims.SpecRef) claims.Result {
-		return claims.Result{Claim: claims.Claim{ID: id, Statement: "s " + id, Source: &claims.Source{File: "fixtures/claims/doc.yaml", Line: 7}},
+	res := func(id string, v judge.Verdict, specs ...judge.SpecRef) judge.Result {
+		return judge.Result{Claim: claims.Claim{ID: id, Statement: "s " + id, Source: &claims.Source{File: "fixtures/claims/doc.yaml", Line: 7}},
 			Verdict: v, Reason: "because " + id, Specs: specs}
 	}
-	a := claims.SpecRef{ID: "spec-a", State: "passed", Seconds: 1.5}
-	b := claims.SpecRef{ID: "spec-b", State: "passed", Seconds: 2.25}
-	r := Report{Documents: []DocumentResult{{File: "doc.txt", Title: "Doc", Claims: []claims.Result{
-		res("A", claims.Confirmed, a), res("B", claims.Refuted, a, b), res("C", claims.NotCheckable),
-		res("D", claims.Error, b), res("E", claims.NotTestable), res("F", claims.Conditional),
+	a := judge.SpecRef{ID: "spec-a", State: "passed", Seconds: 1.5}
+	b := judge.SpecRef{ID: "spec-b", State: "passed", Seconds: 2.25}
+	r := Report{Documents: []DocumentResult{{File: "doc.txt", Title: "Doc", Claims: []judge.Result{
+		res("A", judge.Confirmed, a), res("B", judge.Refuted, a, b), res("C", judge.NotCheckable),
+		res("D", judge.Error, b), res("E", judge.NotTestable), res("F", judge.Conditional),
 	}}}}
 	for _, refutedFails := range []bool{false, true} {
 		var buf bytes.Buffer

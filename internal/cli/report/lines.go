@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/internal/cli/judge"
 )
 
 // Line is one unit of a document (a line of prose, or a fenced block), in
@@ -46,8 +47,8 @@ type Line struct {
 // LineClaim is a claim a line names, with its verdict in this run (empty
 // when the run did not judge it).
 type LineClaim struct {
-	ID      string         `json:"id"`
-	Verdict claims.Verdict `json:"verdict,omitempty"`
+	ID      string        `json:"id"`
+	Verdict judge.Verdict `json:"verdict,omitempty"`
 }
 
 // Line verdicts beyond the claims' own.
@@ -62,9 +63,9 @@ const (
 // LineVerdicts are the line verdicts in report order.
 var LineVerdicts = func() []string {
 	var out []string
-	for _, v := range claims.Verdicts {
+	for _, v := range judge.Verdicts {
 		out = append(out, string(v))
-		if v == claims.Refuted {
+		if v == judge.Refuted {
 			out = append(out, Mixed)
 		}
 	}
@@ -76,7 +77,7 @@ var LineVerdicts = func() []string {
 // counts them; documents without a text (a user's claims file) keep
 // their claims only.
 func (r *Report) AddLines(cat *claims.Catalog, docs, notes fs.FS) error {
-	results := map[string]claims.Result{}
+	results := map[string]judge.Result{}
 	for _, d := range r.Documents {
 		for _, res := range d.Claims {
 			results[res.Claim.ID] = res
@@ -122,7 +123,7 @@ func addCounts(sum *claims.LineCounts, c claims.LineCounts) {
 }
 
 // documentLines decides each unit with the run's verdicts.
-func documentLines(units []claims.DecidedUnit, results map[string]claims.Result) []Line {
+func documentLines(units []claims.DecidedUnit, results map[string]judge.Result) []Line {
 	named := func(ids []string) []LineClaim {
 		var out []LineClaim
 		for _, id := range ids {
@@ -154,11 +155,11 @@ func documentLines(units []claims.DecidedUnit, results map[string]claims.Result)
 
 // untestableReason is, for a line whose claims are all not testable, why
 // (each claim's reason, once).
-func untestableReason(ids []string, results map[string]claims.Result) string {
+func untestableReason(ids []string, results map[string]judge.Result) string {
 	var reasons []string
 	for _, id := range ids {
 		res, ok := results[id]
-		if !ok || res.Verdict != claims.NotTestable {
+		if !ok || res.Verdict != judge.NotTestable {
 			return ""
 		}
 		if !slices.Contains(reasons, res.Reason) {
@@ -182,7 +183,7 @@ func decide(l *Line) {
 	}
 	var refuted []string
 	for _, c := range l.Restates {
-		if c.Verdict == claims.Refuted {
+		if c.Verdict == judge.Refuted {
 			refuted = append(refuted, c.ID)
 		}
 	}
@@ -208,7 +209,7 @@ func decidedDiffer(cs []LineClaim) bool {
 	var decided []LineClaim
 	for _, c := range cs {
 		switch c.Verdict {
-		case "", claims.NotRun, claims.NotCheckable, claims.Error, claims.Within, claims.Faster, claims.Slower:
+		case "", judge.NotRun, judge.NotCheckable, judge.Error, judge.Within, judge.Faster, judge.Slower:
 		default:
 			decided = append(decided, c)
 		}
@@ -229,9 +230,9 @@ func lineVerdict(cs []LineClaim) string {
 }
 
 // verdictOrUnjudged names a claim the run did not judge as not run.
-func verdictOrUnjudged(v claims.Verdict) string {
+func verdictOrUnjudged(v judge.Verdict) string {
 	if v == "" {
-		return string(claims.NotRun)
+		return string(judge.NotRun)
 	}
 	return string(v)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/internal/cli/judge"
 )
 
 // A document of five lines: one quoted by a confirmed claim, one
@@ -49,12 +50,12 @@ func flagReport(t *testing.T) Report {
 	}
 	cat := &claims.Catalog{Documents: []claims.Document{{File: "d.txt", Title: "D"}}, Claims: []claims.Claim{
 		claim("D-STORED", "The API server stores the Pod."), claim("D-CNI", "elsewhere"), claim("D-BIND", "elsewhere too")}}
-	results := []claims.Result{
-		{Claim: cat.Claims[0], Verdict: claims.Confirmed, Reason: "stored"},
-		{Claim: cat.Claims[1], Verdict: claims.Refuted, Reason: "containerd runs the plugin"},
-		{Claim: cat.Claims[2], Verdict: claims.Confirmed, Reason: "bound"},
+	results := []judge.Result{
+		{Claim: cat.Claims[0], Verdict: judge.Confirmed, Reason: "stored"},
+		{Claim: cat.Claims[1], Verdict: judge.Refuted, Reason: "containerd runs the plugin"},
+		{Claim: cat.Claims[2], Verdict: judge.Confirmed, Reason: "bound"},
 	}
-	r := New(cat.Documents, results, claims.Run{}, nil)
+	r := New(cat.Documents, results, judge.Run{}, nil)
 	docs := fstest.MapFS{"d.txt": {Data: []byte(flagSeed)}}
 	notes := fstest.MapFS{"d.yaml": {Data: []byte(flagNotes)}}
 	if err := r.AddLines(cat, docs, notes); err != nil {
@@ -189,16 +190,16 @@ func TestRealRunShowsEveryLine(t *testing.T) {
 			}
 			last = l.First
 			var refuted bool
-			verdicts := map[claims.Verdict]bool{}
+			verdicts := map[judge.Verdict]bool{}
 			for _, c := range l.Restates {
-				refuted = refuted || c.Verdict == claims.Refuted
+				refuted = refuted || c.Verdict == judge.Refuted
 				switch c.Verdict {
-				case "", claims.NotRun, claims.NotCheckable, claims.Error, claims.Within, claims.Faster, claims.Slower:
+				case "", judge.NotRun, judge.NotCheckable, judge.Error, judge.Within, judge.Faster, judge.Slower:
 				default:
 					verdicts[c.Verdict] = true
 				}
 			}
-			if (refuted || len(verdicts) > 1) && (l.Flag == "" || l.Verdict == string(claims.Confirmed)) {
+			if (refuted || len(verdicts) > 1) && (l.Flag == "" || l.Verdict == string(judge.Confirmed)) {
 				t.Errorf("%s line %d restates %+v but shows as %s, flag %q", file, l.First, l.Restates, l.Verdict, l.Flag)
 			}
 			if l.Flag != "" && !strings.Contains(md.String(), "| "+l.Numbers()+" | ") {
@@ -211,16 +212,16 @@ func TestRealRunShowsEveryLine(t *testing.T) {
 // A claim the run did not run, could not check or erred on says nothing
 // about a restating line yet: only decided verdicts that differ flag it.
 func TestOnlyDecidedVerdictsDiffer(t *testing.T) {
-	c := func(v claims.Verdict) LineClaim { return LineClaim{ID: string(v), Verdict: v} }
+	c := func(v judge.Verdict) LineClaim { return LineClaim{ID: string(v), Verdict: v} }
 	for _, tc := range []struct {
 		claims []LineClaim
 		differ bool
 	}{
-		{[]LineClaim{c(claims.Confirmed), c(claims.NotCheckable)}, false},
-		{[]LineClaim{c(claims.Confirmed), c(claims.NotRun), c(claims.Error)}, false},
-		{[]LineClaim{c(claims.Confirmed), c(claims.Conditional)}, true},
-		{[]LineClaim{c(claims.Confirmed), c(claims.NotTestable)}, true},
-		{[]LineClaim{c(claims.Confirmed), c(claims.Within), c(claims.Slower)}, false},
+		{[]LineClaim{c(judge.Confirmed), c(judge.NotCheckable)}, false},
+		{[]LineClaim{c(judge.Confirmed), c(judge.NotRun), c(judge.Error)}, false},
+		{[]LineClaim{c(judge.Confirmed), c(judge.Conditional)}, true},
+		{[]LineClaim{c(judge.Confirmed), c(judge.NotTestable)}, true},
+		{[]LineClaim{c(judge.Confirmed), c(judge.Within), c(judge.Slower)}, false},
 	} {
 		if got := decidedDiffer(tc.claims); got != tc.differ {
 			t.Errorf("%+v: differ %v, want %v", tc.claims, got, tc.differ)

@@ -6,19 +6,20 @@ import (
 	"strings"
 
 	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/internal/cli/judge"
 )
 
-var verdictMark = map[claims.Verdict]string{
-	claims.Confirmed:    "✅ confirmed",
-	claims.Refuted:      "❌ refuted",
-	claims.Conditional:  "⚠️ conditional",
-	claims.Within:       "⏱️ within the document's number",
-	claims.Faster:       "⏱️ faster than the document",
-	claims.Slower:       "⏱️ slower than the document",
-	claims.NotCheckable: "⏭️ not checkable here",
-	claims.NotTestable:  "➖ not testable",
-	claims.Error:        "💥 error",
-	claims.NotRun:       "· not run",
+var verdictMark = map[judge.Verdict]string{
+	judge.Confirmed:    "✅ confirmed",
+	judge.Refuted:      "❌ refuted",
+	judge.Conditional:  "⚠️ conditional",
+	judge.Within:       "⏱️ within the document's number",
+	judge.Faster:       "⏱️ faster than the document",
+	judge.Slower:       "⏱️ slower than the document",
+	judge.NotCheckable: "⏭️ not checkable here",
+	judge.NotTestable:  "➖ not testable",
+	judge.Error:        "💥 error",
+	judge.NotRun:       "· not run",
 }
 
 // lineMark names a line's verdict.
@@ -31,16 +32,16 @@ func lineMark(v string) string {
 	case LineUndecided:
 		return "❓ undecided"
 	}
-	if m, ok := verdictMark[claims.Verdict(v)]; ok {
+	if m, ok := verdictMark[judge.Verdict(v)]; ok {
 		return m
 	}
 	return v
 }
 
 // shortMark is a verdict beside a claim's ID in a line's decision.
-func shortMark(v claims.Verdict) string {
+func shortMark(v judge.Verdict) string {
 	switch v {
-	case claims.Within, claims.Faster, claims.Slower:
+	case judge.Within, judge.Faster, judge.Slower:
 		return "⏱️ " + string(v)
 	case "":
 		return "· not run"
@@ -83,7 +84,7 @@ func Markdown(w io.Writer, r Report) error {
 			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", name, cell(strings.Join(c.Seen, "\n")), cell(strings.Join(c.NotSeen, "\n")), strings.Join(c.Refuted, ", "))
 		}
 	}
-	var failed []claims.SpecResult
+	var failed []judge.SpecResult
 	for _, s := range r.Specs {
 		if s.State != "passed" && s.State != "skipped" {
 			failed = append(failed, s)
@@ -131,7 +132,7 @@ func Markdown(w io.Writer, r Report) error {
 func writeSummary(b *strings.Builder, r Report) {
 	if r.LineCounts == nil {
 		b.WriteString("| verdict | claims |\n| --- | --- |\n")
-		for _, v := range claims.Verdicts {
+		for _, v := range judge.Verdicts {
 			if n := r.Summary[string(v)]; n > 0 {
 				fmt.Fprintf(b, "| %s | %d |\n", verdictMark[v], n)
 			}
@@ -192,7 +193,7 @@ func writeTimingTable(b *strings.Builder, r Report) {
 }
 
 // measuredText is a measurement's value and spread, in words.
-func measuredText(m claims.Measurement) string {
+func measuredText(m judge.Measurement) string {
 	if m.N == 0 {
 		return fmt.Sprintf("%s ms (%s)", fmtMs(m.Value), m.Evidence)
 	}
@@ -281,7 +282,7 @@ func lineDecision(l Line) string {
 
 // evidenceText is the reason plus, for timing claims, the document's number
 // beside the measured one.
-func evidenceText(res claims.Result) string {
+func evidenceText(res judge.Result) string {
 	text := res.Reason
 	if res.Claim.Kind == claims.Timing && res.Claim.Claimed != "" {
 		text = "document: " + res.Claim.Claimed + "; " + text

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/internal/cli/judge"
 )
 
 // MatrixSchemaVersion names the matrix.json format.
@@ -52,9 +53,9 @@ type MatrixClaim struct {
 
 // MatrixResult is a claim's result in one run, with what was observed.
 type MatrixResult struct {
-	Verdict      claims.Verdict       `json:"verdict,omitempty"`
-	Reason       string               `json:"reason,omitempty"`
-	Observations []claims.Observation `json:"observations,omitempty"`
+	Verdict      judge.Verdict       `json:"verdict,omitempty"`
+	Reason       string              `json:"reason,omitempty"`
+	Observations []judge.Observation `json:"observations,omitempty"`
 }
 
 // NewMatrix lines up the runs' claims; names label the runs' columns.
@@ -209,10 +210,10 @@ func MatrixMarkdown(w io.Writer, m Matrix) error {
 		names[i] = r.Name
 	}
 	fmt.Fprintf(w, "# kubeproof: verdicts across %s\n\n", strings.Join(names, ", "))
-	fmt.Fprintf(w, "| run | %s |\n|---|%s\n", strings.Join(verdictNames(), " | "), strings.Repeat("---|", len(claims.Verdicts)))
+	fmt.Fprintf(w, "| run | %s |\n|---|%s\n", strings.Join(verdictNames(), " | "), strings.Repeat("---|", len(judge.Verdicts)))
 	for _, r := range m.Runs {
 		var cells []string
-		for _, v := range claims.Verdicts {
+		for _, v := range judge.Verdicts {
 			cells = append(cells, fmt.Sprint(r.Summary[string(v)]))
 		}
 		fmt.Fprintf(w, "| %s | %s |\n", r.Name, strings.Join(cells, " | "))
@@ -267,16 +268,16 @@ func decidingObservations(r MatrixResult) string {
 	return strings.Join(parts, "; ")
 }
 
-func orNotRun(v claims.Verdict) claims.Verdict {
+func orNotRun(v judge.Verdict) judge.Verdict {
 	if v == "" {
-		return claims.NotRun
+		return judge.NotRun
 	}
 	return v
 }
 
 func verdictNames() []string {
-	out := make([]string, len(claims.Verdicts))
-	for i, v := range claims.Verdicts {
+	out := make([]string, len(judge.Verdicts))
+	for i, v := range judge.Verdicts {
 		out[i] = string(v)
 	}
 	return out
@@ -333,7 +334,7 @@ var matrixPage = template.Must(template.New("matrix").Funcs(pageFuncs).Funcs(tem
 func MatrixTerminal(w io.Writer, m Matrix) {
 	for _, r := range m.Runs {
 		var parts []string
-		for _, v := range claims.Verdicts {
+		for _, v := range judge.Verdicts {
 			if n := r.Summary[string(v)]; n > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", n, v))
 			}

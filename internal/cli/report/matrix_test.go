@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/internal/cli/judge"
 )
 
 // other is sample() as another release saw it: the timing claim within
@@ -17,8 +18,8 @@ func other() Report {
 	d := &r.Documents[0]
 	for i := range d.Claims {
 		if d.Claims[i].Claim.ID == "X-TIME" {
-			d.Claims[i].Verdict = claims.Within
-			d.Claims[i].Observations = []claims.Observation{{Evidence: "t.ms", Want: "between 100 and 500", Observed: 120.0, Found: true, Holds: true}}
+			d.Claims[i].Verdict = judge.Within
+			d.Claims[i].Observations = []judge.Observation{{Evidence: "t.ms", Want: "between 100 and 500", Observed: 120.0, Found: true, Holds: true}}
 		}
 	}
 	return r
@@ -64,10 +65,10 @@ func TestMatrixFindsAPartThatDiffers(t *testing.T) {
 	two := func(first, second bool) Report {
 		r := sample()
 		d := &r.Documents[0]
-		d.Claims = append(d.Claims, claims.Result{
+		d.Claims = append(d.Claims, judge.Result{
 			Claim:   claims.Claim{ID: "X-BOTH", Kind: claims.Behaviour, Statement: "both list first"},
-			Verdict: claims.Refuted,
-			Observations: []claims.Observation{
+			Verdict: judge.Refuted,
+			Observations: []judge.Observation{
 				{Evidence: "a.initialState", Observed: "list", Found: true, Holds: first},
 				{Evidence: "b.initialState", Observed: "watch-list", Found: true, Holds: second},
 			},

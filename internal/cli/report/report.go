@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/internal/cli/judge"
 )
 
 // SchemaVersion names the claims.json format (docs/claims.md). v2: timing
@@ -44,7 +45,7 @@ type Report struct {
 	Components []Component      `json:"components,omitempty"`
 	Documents  []DocumentResult `json:"documents"`
 	// Specs are the specs that ran, with all the evidence they recorded.
-	Specs []claims.SpecResult `json:"specs"`
+	Specs []judge.SpecResult `json:"specs"`
 	// RefutedFails: claims-junit.xml shows refuted claims as failures
 	// (--junit-refuted-as failure), whatever the exit code.
 	RefutedFails bool `json:"-"`
@@ -68,9 +69,9 @@ type DocumentResult struct {
 	URL   string `json:"url,omitempty"`
 	// Environment is where the document's numbers were measured, as it
 	// names it (the claims file's document.environment).
-	Environment string          `json:"environment,omitempty"`
-	Summary     map[string]int  `json:"summary"`
-	Claims      []claims.Result `json:"claims"`
+	Environment string         `json:"environment,omitempty"`
+	Summary     map[string]int `json:"summary"`
+	Claims      []judge.Result `json:"claims"`
 	// Lines are the document's every line in its order, decided (see
 	// Line); LineCounts and LineSummary count them by decision and by
 	// verdict. Empty when kubeproof has no text of the document.
@@ -95,7 +96,7 @@ type Component struct {
 func (c Component) Broken() bool { return len(c.NotSeen) > 0 }
 
 // New assembles the report of a run's results on the cluster info describes.
-func New(docs []claims.Document, results []claims.Result, run claims.Run, info *cluster.Info) Report {
+func New(docs []claims.Document, results []judge.Result, run judge.Run, info *cluster.Info) Report {
 	r := Report{SchemaVersion: SchemaVersion, GeneratedAt: time.Now().UTC(), Summary: counts(results)}
 	for _, id := range slices.Sorted(maps.Keys(run.Specs)) {
 		r.Specs = append(r.Specs, run.Specs[id])
@@ -124,7 +125,7 @@ func New(docs []claims.Document, results []claims.Result, run claims.Run, info *
 // components gathers the notes of the suite and the specs by component,
 // and the refuted claims about each; components the run saw fail come
 // first.
-func components(run claims.Run, specs []claims.SpecResult, results []claims.Result) []Component {
+func components(run judge.Run, specs []judge.SpecResult, results []judge.Result) []Component {
 	type tally struct {
 		order []string
 		n     map[string]int
@@ -160,7 +161,7 @@ func components(run claims.Run, specs []claims.SpecResult, results []claims.Resu
 	}
 	refuted := map[string][]string{}
 	for _, res := range results {
-		if res.Verdict == claims.Refuted {
+		if res.Verdict == judge.Refuted {
 			names[res.Claim.Component] = true
 			refuted[res.Claim.Component] = append(refuted[res.Claim.Component], res.Claim.ID)
 		}
@@ -198,9 +199,9 @@ func components(run claims.Run, specs []claims.SpecResult, results []claims.Resu
 	return out
 }
 
-func counts(rs []claims.Result) map[string]int {
+func counts(rs []judge.Result) map[string]int {
 	out := map[string]int{}
-	for v, n := range claims.Summarize(rs) {
+	for v, n := range judge.Summarize(rs) {
 		out[string(v)] = n
 	}
 	return out
@@ -258,7 +259,7 @@ func Terminal(w io.Writer, r Report) {
 	if r.Partial != "" {
 		fmt.Fprintf(w, "  PARTIAL: %s\n", r.Partial)
 	}
-	for _, v := range claims.Verdicts {
+	for _, v := range judge.Verdicts {
 		if n := r.Summary[string(v)]; n > 0 {
 			fmt.Fprintf(w, "  %-14s %d\n", v, n)
 		}
@@ -292,7 +293,7 @@ func Terminal(w io.Writer, r Report) {
 	for _, d := range r.Documents {
 		for _, res := range d.Claims {
 			switch res.Verdict {
-			case claims.Refuted, claims.Conditional, claims.Error, claims.Faster, claims.Slower:
+			case judge.Refuted, judge.Conditional, judge.Error, judge.Faster, judge.Slower:
 				fmt.Fprintf(w, "  %-11s %-22s %s\n", res.Verdict, res.Claim.ID, res.Reason)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/internal/cli/judge"
 )
 
 func sample() Report {
@@ -17,17 +18,17 @@ func sample() Report {
 	timing := claims.Claim{ID: "X-TIME", Document: "d.txt", Section: "s", Quote: "| 3 | Scheduler | 100-500ms |",
 		Statement: "fast", Component: "kube-scheduler", Kind: claims.Timing, Claimed: "100-500 ms",
 		Expect: []claims.Expectation{{Evidence: "t.ms", AtLeast: at(100), AtMost: at(500)}}}
-	results := []claims.Result{
-		{Claim: timing, Verdict: claims.Faster, Reason: "measured t.ms = 3.6, faster than the document's 100-500 ms (taken as 100-500)",
-			Observations: []claims.Observation{{Evidence: "t.ms", Want: "between 100 and 500", Observed: 3.6, Found: true}},
-			Measurement:  &claims.Measurement{Evidence: "t.ms", Claimed: "100-500 ms", Low: at(100), High: at(500), Value: 3.6}},
+	results := []judge.Result{
+		{Claim: timing, Verdict: judge.Faster, Reason: "measured t.ms = 3.6, faster than the document's 100-500 ms (taken as 100-500)",
+			Observations: []judge.Observation{{Evidence: "t.ms", Want: "between 100 and 500", Observed: 3.6, Found: true}},
+			Measurement:  &judge.Measurement{Evidence: "t.ms", Claimed: "100-500 ms", Low: at(100), High: at(500), Value: 3.6}},
 		{Claim: claims.Claim{ID: "X-OPINION", Document: "d.txt", Section: "s", Quote: "q", Statement: "st", Component: "none", Kind: claims.Behaviour, NotTestable: "opinion"},
-			Verdict: claims.NotTestable, Reason: "opinion"},
+			Verdict: judge.NotTestable, Reason: "opinion"},
 		{Claim: claims.Claim{ID: "X-BIND", Document: "d.txt", Section: "s", Quote: "q", Statement: "binds", Component: "kube-scheduler", Kind: claims.Behaviour},
-			Verdict: claims.Refuted, Reason: "the cluster did otherwise: bound = false"},
+			Verdict: judge.Refuted, Reason: "the cluster did otherwise: bound = false"},
 	}
-	run := claims.Run{
-		Specs: map[string]claims.SpecResult{"s-1": {ID: "s-1", State: "passed", Evidence: map[string]any{"t": map[string]any{"ms": 3.6}},
+	run := judge.Run{
+		Specs: map[string]judge.SpecResult{"s-1": {ID: "s-1", State: "passed", Evidence: map[string]any{"t": map[string]any{"ms": 3.6}},
 			Components: []claims.ComponentNote{{Component: "kube-scheduler", Saw: true, What: "bound a Pod"}, {Component: "kube-scheduler", Saw: true, What: "bound a Pod"}}}},
 		Suite: []claims.ComponentNote{{Component: "kube-proxy", Saw: false, What: "Service traffic reached a Pod"}},
 	}
@@ -103,14 +104,14 @@ func TestComponentsFirstTheBrokenOnes(t *testing.T) {
 
 func TestDiffLeavesTimingOut(t *testing.T) {
 	a, b := sample(), sample()
-	b.Documents[0].Claims[0].Verdict = claims.Within // the timing claim
+	b.Documents[0].Claims[0].Verdict = judge.Within // the timing claim
 	if d := Diff([]Report{a, b}, false); len(d) != 0 {
 		t.Errorf("a timing claim's change counted: %+v", d)
 	}
 	if d := Diff([]Report{a, b}, true); len(d) != 1 || d[0].Claim != "X-TIME" || d[0].Verdicts[1] != "within" {
 		t.Errorf("with --timing: %+v", d)
 	}
-	b.Documents[0].Claims[1].Verdict = claims.Error
+	b.Documents[0].Claims[1].Verdict = judge.Error
 	var out bytes.Buffer
 	WriteDiff(&out, []string{"r1", "r2"}, Diff([]Report{a, b}, false))
 	if !strings.Contains(out.String(), "| X-OPINION | behaviour | not-testable | error |") {

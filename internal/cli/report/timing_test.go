@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/internal/cli/judge"
 )
 
 // Timing claims are measurements: faster or slower than a document's
@@ -16,16 +17,16 @@ import (
 // and the report shows the document's environment beside the measurement.
 func TestTimingIsNotRefuted(t *testing.T) {
 	at := func(f float64) *float64 { return &f }
-	timing := func(id string, v claims.Verdict, value float64) claims.Result {
+	timing := func(id string, v judge.Verdict, value float64) judge.Result {
 		c := claims.Claim{ID: id, Document: "d.txt", Section: "s", Quote: "q", Statement: id, Component: "c", Kind: claims.Timing, Claimed: "10-50 ms",
 			Expect: []claims.Expectation{{Evidence: "t.ms.median", AtLeast: at(10), AtMost: at(50)}}}
-		return claims.Result{Claim: c, Verdict: v, Reason: "measured",
-			Measurement: &claims.Measurement{Evidence: "t.ms.median", Claimed: "10-50 ms", Low: at(10), High: at(50), Value: value, Min: at(value / 2), Max: at(value * 2), N: 5}}
+		return judge.Result{Claim: c, Verdict: v, Reason: "measured",
+			Measurement: &judge.Measurement{Evidence: "t.ms.median", Claimed: "10-50 ms", Low: at(10), High: at(50), Value: value, Min: at(value / 2), Max: at(value * 2), N: 5}}
 	}
-	results := []claims.Result{timing("T-FAST", claims.Faster, 6.4), timing("T-SLOW", claims.Slower, 199), timing("T-IN", claims.Within, 20)}
-	r := New([]claims.Document{{File: "d.txt", Title: "D", Environment: "k3s v1.28, a local 3-node cluster"}}, results, claims.Run{},
+	results := []judge.Result{timing("T-FAST", judge.Faster, 6.4), timing("T-SLOW", judge.Slower, 199), timing("T-IN", judge.Within, 20)}
+	r := New([]claims.Document{{File: "d.txt", Title: "D", Environment: "k3s v1.28, a local 3-node cluster"}}, results, judge.Run{},
 		&cluster.Info{Provider: "local", Name: "kp", KubernetesVersion: "v1.37.2", Nodes: []string{"n"}})
-	if r.Summary[string(claims.Refuted)] != 0 || r.Summary["faster"] != 1 || r.Summary["slower"] != 1 || r.Summary["within"] != 1 {
+	if r.Summary[string(judge.Refuted)] != 0 || r.Summary["faster"] != 1 || r.Summary["slower"] != 1 || r.Summary["within"] != 1 {
 		t.Errorf("summary: %v", r.Summary)
 	}
 	var buf bytes.Buffer
@@ -51,7 +52,7 @@ func TestTimingIsNotRefuted(t *testing.T) {
 			t.Errorf("claims.md lacks %q:\n%s", want, md.String())
 		}
 	}
-	other := New([]claims.Document{{File: "d.txt", Title: "D"}}, []claims.Result{timing("T-FAST", claims.Within, 20), timing("T-SLOW", claims.Within, 20), timing("T-IN", claims.Slower, 90)}, claims.Run{}, nil)
+	other := New([]claims.Document{{File: "d.txt", Title: "D"}}, []judge.Result{timing("T-FAST", judge.Within, 20), timing("T-SLOW", judge.Within, 20), timing("T-IN", judge.Slower, 90)}, judge.Run{}, nil)
 	if d := Diff([]Report{r, other}, false); len(d) != 0 {
 		t.Errorf("report diff without --timing lists timing claims: %+v", d)
 	}

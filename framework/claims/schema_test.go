@@ -1,0 +1,103 @@
+package claims
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func rules(t *testing.T) *Catalog { return testCatalog(t, "rules.yaml") }
+
+type boundEv struct {
+	Bound bool `json:"bound"`
+}
+
+type runningEv struct {
+	Running bool `json:"running"`
+}
+
+type who struct {
+	Username string   `json:"username"`
+	Groups   []string `json:"groups"`
+}
+
+type tokenEv struct {
+	JWTParts int `json:"jwtParts"`
+	who
+	Extra map[string]who `json:"extra"`
+	Raw   any            `json:"raw"`
+}
+
+func decls(pairs ...any) []EvidenceDecl {
+	var out []EvidenceDecl
+	for i := 0; i < len(pairs); i += 3 {
+		out = append(out, EvidenceDecl{Spec: pairs[i].(string), Name: pairs[i+1].(string), Type: reflect.TypeOf(pairs[i+2])})
+	}
+	return out
+}
+
+// The catalog test's rule: a claim may only name evidence paths its specs
+// declare, with values the declared type can take.
+func TestCheckEvidence(t *testing.T) {
+	cat := rules(t)
+	all := decls("flow", "bound", boundEv{}, "flow", "binding", map[string]string{}, "flow", "running", runningEv{},
+		"flow", "anon", struct {
+			Code int `json:"code"`
+		}{}, "anon-off", "anonOff", struct {
+			Code int `json:"code"`
+		}{}, "flow", "invalidAndForbidden", struct {
+			Code int `json:"code"`
+		}{}, "flow", "timing", struct {
+			Pulled bool `json:"pulled"`
+			PullMs struct {
+				Median *float64 `json:"median,omitempty"`
+				N      int      `json:"n"`
+			} `json:"pullMs"`
+		}{})
+	if errs := CheckEvidence(cat, all); len(errs) != 0 {
+		t.Fatalf("declared evidence reported: %v", errs)
+	}
+	// X-KUBELET names running.running, but running is declared without it;
+	// X-COND's condition needs anonOff, declared as a string.
+	broken := decls("flow", "bound", boundEv{}, "flow", "binding", map[string]string{}, "flow", "running", who{},
+		"flow", "anon", struct {
+			Code int `json:"code"`
+		}{}, "anon-off", "anonOff", "", "flow", "invalidAndForbidden", struct {
+			Code string `json:"code"`
+		}{})
+	text := ""
+	for _, err := range CheckEvidence(cat, broken) {
+		text += err.Error() + "\n"
+	}
+	for _, want := range []string{
+		`claim X-KUBELET: evidence running.running: flow: running has no field "running"`,
+		"claim X-COND: evidence anonOff.code: anon-off: anonOff is a string",
+		"claim X-ORDER: evidence invalidAndForbidden.code: flow: = 403 wants a number, but the spec records a string",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("CheckEvidence did not report %q:\n%s", want, text)
+		}
+	}
+}
+
+func TestResolveAndPaths(t *testing.T) {
+	tt := reflect.TypeOf(tokenEv{})
+	for path, kind := range map[string]reflect.Kind{
+		"t.jwtParts": reflect.Int, "t.username": reflect.String, "t.groups": reflect.Slice, "t.groups.0": reflect.String,
+		"t.extra.anything.username": reflect.String,
+	} {
+		got, err := Resolve(tt, path)
+		if err != nil || got.Kind() != kind {
+			t.Errorf("Resolve(%s) = %v, %v; want a %s", path, got, err, kind)
+		}
+	}
+	if _, err := Resolve(tt, "t.raw.deeper"); err == nil || !strings.Contains(err.Error(), "untyped") {
+		t.Errorf("a path below an untyped field must not pass: %v", err)
+	}
+	paths := strings.Join(Paths("t", tt), " ")
+	for _, want := range []string{"t.jwtParts", "t.username", "t.extra.{key}.username"} {
+		if !strings.Contains(paths, want) {
+			t.Errorf("Paths lacks %s: %s", want, paths)
+		}
+	}
+}
