@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework/audit"
@@ -74,7 +76,18 @@ func (e Evidence[T]) Record(v T) {
 	if id := CurrentSpecID(); !slices.Contains(e.specs, id) {
 		ginkgo.Fail(fmt.Sprintf("harness bug: spec %q records evidence %q, declared only for %s", id, e.name, strings.Join(e.specs, ", ")))
 	}
-	ginkgo.AddReportEntry(claims.EvidencePrefix+e.name, v, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+	var value any = v
+	if _, err := json.Marshal(v); err != nil {
+		// What Ginkgo would have shown for it: the judge still reads
+		// something, and the report shows what.
+		value = types.WrapEntryValue(v).String()
+	}
+	record(claims.Record{Kind: claims.EvidenceRecord, Name: e.name, Value: value}, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+}
+
+// record reports r to the judge.
+func record(r claims.Record, visibility ginkgo.ReportEntryVisibility) {
+	ginkgo.AddReportEntry(claims.RecordEntry, r, visibility)
 }
 
 // Unobservable records that the running spec cannot observe this
@@ -87,7 +100,7 @@ func (e Evidence[T]) Unobservable(reason string, args ...any) {
 	if len(args) > 0 {
 		reason = fmt.Sprintf(reason, args...)
 	}
-	ginkgo.AddReportEntry(claims.UnobservablePrefix+e.name, reason, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+	record(claims.Record{Kind: claims.UnobservableRecord, Name: e.name, Reason: reason}, ginkgo.ReportEntryVisibilityFailureOrVerbose)
 }
 
 // CurrentSpecID is the ID (spec:<id> label) of the running spec.

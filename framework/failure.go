@@ -68,7 +68,7 @@ func (f *Framework) dumpNamespace(ctx context.Context) {
 		if abs, err := filepath.Abs(path); err == nil {
 			path = abs
 		}
-		ginkgo.AddReportEntry(claims.FailureDumpEntry, path, ginkgo.ReportEntryVisibilityNever)
+		record(claims.Record{Kind: claims.DumpRecord, Dump: path}, ginkgo.ReportEntryVisibilityNever)
 	}
 }
 

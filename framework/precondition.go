@@ -24,7 +24,7 @@ func note(component string, saw bool, what string, args ...any) {
 	if len(args) > 0 {
 		what = fmt.Sprintf(what, args...)
 	}
-	ginkgo.AddReportEntry(claims.ComponentEntry, claims.ComponentNote{Component: component, Saw: saw, What: what},
+	record(claims.Record{Kind: claims.ComponentRecord, Component: &claims.ComponentNote{Component: component, Saw: saw, What: what}},
 		ginkgo.ReportEntryVisibilityNever)
 }
 
@@ -44,5 +44,7 @@ func Unmet(component, what, detail string) {
 // component again (the canary already did, for Needs).
 func stop(component, what, detail string) {
 	ginkgo.GinkgoHelper()
-	ginkgo.Fail(fmt.Sprintf("%s%s did not happen (%s): %s", claims.PreconditionPrefix, what, component, detail))
+	u := claims.Unmet{Component: component, What: what, Detail: detail}
+	record(claims.Record{Kind: claims.UnmetRecord, Unmet: &u}, ginkgo.ReportEntryVisibilityNever)
+	ginkgo.Fail(u.Message())
 }

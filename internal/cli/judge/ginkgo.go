@@ -31,6 +31,8 @@ type SpecResult struct {
 	Dump string `json:"dump,omitempty"`
 	// Components are what the spec saw components do (or not do).
 	Components []claims.ComponentNote `json:"components,omitempty"`
+	// Unmet is the precondition the spec stopped on, as it recorded it.
+	Unmet *claims.Unmet `json:"-"`
 	// Entries are the spec's other report entries (the harness's own
 	// timings), by name; not part of the claims report.
 	Entries map[string]any `json:"-"`
@@ -39,7 +41,12 @@ type SpecResult struct {
 // Precondition returns what the spec found missing when it stopped on an
 // unmet precondition.
 func (s SpecResult) Precondition() (string, bool) {
-	return strings.CutPrefix(s.Message, claims.PreconditionPrefix)
+	if s.Unmet != nil {
+		return firstLine(s.Unmet.Missing()), true
+	}
+	// A run from before typed records (or a result read back from a
+	// report) says it only in the failure message.
+	return strings.CutPrefix(s.Message, legacyPreconditionPrefix)
 }
 
 func (s SpecResult) skipped() bool { return s.State == types.SpecStateSkipped.String() }
@@ -109,6 +116,17 @@ func LoadGinkgoReport(path string) (Run, error) {
 	return run, nil
 }
 
+// The names under which specs reported to the judge before typed records
+// (claims.Record): specs.json of older runs still carries them, and
+// `kubeproof report` judges those runs again.
+const (
+	legacyEvidencePrefix     = "evidence:"
+	legacyUnobservablePrefix = "unobservable:"
+	legacyComponentEntry     = "kubeproof.component"
+	legacyFailureDumpEntry   = "kubeproof.failure-dump"
+	legacyPreconditionPrefix = "precondition not met: "
+)
+
 // readEntries sorts a spec's report entries into evidence, component notes
 // and the harness's own entries.
 func readEntries(sr types.SpecReport, res *SpecResult) SpecResult {
@@ -117,11 +135,18 @@ func readEntries(sr types.SpecReport, res *SpecResult) SpecResult {
 	}
 	res.Evidence = map[string]any{}
 	for _, e := range sr.ReportEntries {
-		if e.Name == claims.FailureDumpEntry {
+		if e.Name == claims.RecordEntry {
+			var r claims.Record
+			if err := json.Unmarshal([]byte(e.Value.AsJSON), &r); err == nil {
+				res.add(r)
+			}
+			continue
+		}
+		if e.Name == legacyFailureDumpEntry {
 			_ = json.Unmarshal([]byte(e.Value.AsJSON), &res.Dump)
 			continue
 		}
-		if e.Name == claims.ComponentEntry {
+		if e.Name == legacyComponentEntry {
 			var n claims.ComponentNote
 			if json.Unmarshal([]byte(e.Value.AsJSON), &n) == nil {
 				res.Components = append(res.Components, n)
@@ -132,15 +157,13 @@ func readEntries(sr types.SpecReport, res *SpecResult) SpecResult {
 		if err := json.Unmarshal([]byte(e.Value.AsJSON), &v); err != nil {
 			v = e.Value.Representation
 		}
-		if name, ok := strings.CutPrefix(e.Name, claims.EvidencePrefix); ok {
+		if name, ok := strings.CutPrefix(e.Name, legacyEvidencePrefix); ok {
 			res.Evidence[name] = v
 			continue
 		}
-		if name, ok := strings.CutPrefix(e.Name, claims.UnobservablePrefix); ok {
-			if res.Unobservable == nil {
-				res.Unobservable = map[string]string{}
-			}
-			res.Unobservable[name], _ = v.(string)
+		if name, ok := strings.CutPrefix(e.Name, legacyUnobservablePrefix); ok {
+			reason, _ := v.(string)
+			res.add(claims.Record{Kind: claims.UnobservableRecord, Name: name, Reason: reason})
 			continue
 		}
 		if res.Entries == nil {
@@ -148,7 +171,33 @@ func readEntries(sr types.SpecReport, res *SpecResult) SpecResult {
 		}
 		res.Entries[e.Name] = v
 	}
+	// A precondition recorded at an attempt that is not the one reported
+	// (--flake-attempts) did not stop the spec.
+	if res.Unmet != nil && (sr.State == types.SpecStatePassed || sr.Failure.Message != res.Unmet.Message()) {
+		res.Unmet = nil
+	}
 	return *res
+}
+
+// add files a record where the judge reads it.
+func (res *SpecResult) add(r claims.Record) {
+	switch r.Kind {
+	case claims.EvidenceRecord:
+		res.Evidence[r.Name] = r.Value
+	case claims.UnobservableRecord:
+		if res.Unobservable == nil {
+			res.Unobservable = map[string]string{}
+		}
+		res.Unobservable[r.Name] = r.Reason
+	case claims.ComponentRecord:
+		if r.Component != nil {
+			res.Components = append(res.Components, *r.Component)
+		}
+	case claims.UnmetRecord:
+		res.Unmet = r.Unmet
+	case claims.DumpRecord:
+		res.Dump = r.Dump
+	}
 }
 
 func firstLine(s string) string {

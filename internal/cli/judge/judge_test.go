@@ -172,7 +172,7 @@ func judgeOne(t *testing.T, id string, specs ...SpecResult) Result {
 // the claim about the kubelet is not checkable, naming the precondition.
 func TestPreconditionPinsTheFault(t *testing.T) {
 	spec := SpecResult{ID: "flow", State: "failed",
-		Message:  claims.PreconditionPrefix + "the Pod was bound to a node did not happen (kube-scheduler): not bound within 30s",
+		Message:  legacyPreconditionPrefix + "the Pod was bound to a node did not happen (kube-scheduler): not bound within 30s",
 		Evidence: map[string]any{"bound": map[string]any{"bound": false}}}
 	if r := judgeOne(t, "X-SCHED", spec); r.Verdict != Refuted || !strings.Contains(r.Reason, "bound.bound = false") {
 		t.Errorf("claim about the broken component: %s (%s)", r.Verdict, r.Reason)
