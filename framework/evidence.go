@@ -49,6 +49,7 @@ var (
 // type T. Declare it at package level, next to the specs.
 func DeclareEvidence[T any](name string, specs ...string) Evidence[T] {
 	t := reflect.TypeFor[T]()
+	at := callerSource()
 	evidenceMu.Lock()
 	defer evidenceMu.Unlock()
 	for _, s := range specs {
@@ -57,7 +58,7 @@ func DeclareEvidence[T any](name string, specs ...string) Evidence[T] {
 				panic(fmt.Sprintf("evidence %q of spec %s is declared twice", name, s))
 			}
 		}
-		evidenceDecls = append(evidenceDecls, claims.EvidenceDecl{Spec: s, Name: name, Type: t})
+		evidenceDecls = append(evidenceDecls, claims.EvidenceDecl{Spec: s, Name: name, Type: t, Source: at})
 	}
 	return Evidence[T]{name: name, specs: specs}
 }

@@ -363,7 +363,9 @@ func ListSpecs() []claims.SpecInfo {
 		if sr.LeafNodeType != types.NodeTypeIt {
 			continue
 		}
-		out = append(out, claims.SpecsFromLabels(sr.FullText(), sr.Labels()))
+		s := claims.SpecsFromLabels(sr.FullText(), sr.Labels())
+		s.Source = sourceAt(sr.LeafNodeLocation.FileName, sr.LeafNodeLocation.LineNumber)
+		out = append(out, s)
 	}
 	return out
 }

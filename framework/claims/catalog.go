@@ -134,14 +134,15 @@ type Claim struct {
 	Source *Source `json:"source,omitempty" schema:"-"`
 }
 
-// Source is a place in a claims file.
+// Source is a place in a claims file, or in the Go source of a spec or an
+// evidence declaration.
 type Source struct {
-	// File is the claims file's path as a reader finds it: relative to the
-	// repository for the built-in catalog (fixtures/claims/...), as given
-	// (relative to the working directory where it is inside it) for a
-	// user's file.
+	// File is the file's path as a reader finds it: relative to the
+	// repository for the built-in catalog (fixtures/claims/...) and the Go
+	// source (suites/...), as given (relative to the working directory
+	// where it is inside it) for a user's claims file.
 	File string `json:"file"`
-	// Line is the 1-based line of the claim's id.
+	// Line is the 1-based line (in a claims file, of the claim's id).
 	Line int `json:"line"`
 }
 

@@ -1,8 +1,10 @@
 package claims
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -134,5 +136,32 @@ func TestHeader(t *testing.T) {
 		if len(cat.Hints) != tc.hints {
 			t.Errorf("%s: hints %q, want %d", name, cat.Hints, tc.hints)
 		}
+	}
+}
+
+// Locate lists a claim's specs (those this binary lacks without a place)
+// and the declarations of the evidence it reads, once each, in the order
+// it reads them, restricted to an expectation's spec where it names one.
+func TestLocate(t *testing.T) {
+	raw := json.RawMessage(`true`)
+	c := Claim{ID: "A-B", Specs: []string{"s1", "s2", "gone"},
+		Expect:      []Expectation{{Evidence: "bound.ok", Equals: &raw}, {Evidence: "shared.x", Spec: "s2", Equals: &raw}},
+		Conditional: []Alternative{{Condition: "c", Expect: []Expectation{{Evidence: "bound.other", Equals: &raw}}}},
+		Context:     []string{"ctx.y"}}
+	at := func(line int) Source { return Source{File: "suites/x.go", Line: line} }
+	specs := []SpecInfo{{ID: "s1", Source: at(1)}, {ID: "s2", Source: at(2)}}
+	decls := []EvidenceDecl{
+		{Spec: "s1", Name: "bound", Source: at(10)}, {Spec: "s2", Name: "bound", Source: at(10)},
+		{Spec: "s1", Name: "shared", Source: at(11)}, {Spec: "s2", Name: "shared", Source: at(12)},
+		{Spec: "s1", Name: "ctx", Source: at(13)}, {Spec: "other", Name: "bound", Source: at(14)},
+	}
+	sp, ev := Locate(c, specs, decls)
+	if len(sp) != 3 || sp[0].Source == nil || sp[0].Source.Line != 1 || sp[2].Source != nil {
+		t.Errorf("specs %+v", sp)
+	}
+	want := []EvidencePlace{{Name: "bound", Specs: []string{"s1", "s2"}, Source: at(10)}, {Name: "shared", Specs: []string{"s2"}, Source: at(12)},
+		{Name: "ctx", Specs: []string{"s1"}, Source: at(13)}}
+	if !reflect.DeepEqual(ev, want) {
+		t.Errorf("evidence %+v, want %+v", ev, want)
 	}
 }

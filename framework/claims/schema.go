@@ -18,6 +18,9 @@ type EvidenceDecl struct {
 	Spec string
 	Name string
 	Type reflect.Type
+	// Source is where the declaration is in the Go source (for a reader
+	// going from a claim to the code that records its evidence).
+	Source Source
 }
 
 // CheckEvidence reports every expectation and context path of the catalog's

@@ -12,6 +12,8 @@ type SpecInfo struct {
 	ID     string
 	Name   string
 	Claims []string
+	// Source is where the spec (its It) is in the Go source.
+	Source Source
 }
 
 // SpecsFromLabels builds a SpecInfo from a spec's text and labels.
@@ -69,4 +71,68 @@ func CheckLinks(cat *Catalog, specs []SpecInfo) []error {
 		}
 	}
 	return errs
+}
+
+// SpecPlace is where a spec that checks a claim is in the Go source
+// (Source is nil when this binary has no spec of that ID).
+type SpecPlace struct {
+	ID     string  `json:"id"`
+	Source *Source `json:"source,omitempty"`
+}
+
+// EvidencePlace is where a piece of evidence a claim reads is declared,
+// and which of the claim's specs record it there.
+type EvidencePlace struct {
+	Name   string   `json:"name"`
+	Specs  []string `json:"specs"`
+	Source Source   `json:"source"`
+}
+
+// Locate finds the code behind a claim: the specs that check it and the
+// declarations of the evidence its expectations, conditions and context
+// read, in the order the claim reads them.
+func Locate(c Claim, specs []SpecInfo, decls []EvidenceDecl) ([]SpecPlace, []EvidencePlace) {
+	var sp []SpecPlace
+	for _, id := range c.Specs {
+		p := SpecPlace{ID: id}
+		for _, s := range specs {
+			if s.ID == id {
+				src := s.Source
+				p.Source = &src
+				break
+			}
+		}
+		sp = append(sp, p)
+	}
+	type read struct{ name, spec string }
+	var reads []read
+	for _, e := range c.Expect {
+		reads = append(reads, read{e.Evidence, e.Spec})
+	}
+	for _, alt := range c.Conditional {
+		for _, e := range alt.Expect {
+			reads = append(reads, read{e.Evidence, e.Spec})
+		}
+	}
+	for _, p := range c.Context {
+		reads = append(reads, read{p, ""})
+	}
+	var ev []EvidencePlace
+	for _, r := range reads {
+		name, _, _ := strings.Cut(r.name, ".")
+		for _, d := range decls {
+			if d.Name != name || !slices.Contains(c.Specs, d.Spec) || (r.spec != "" && d.Spec != r.spec) {
+				continue
+			}
+			i := slices.IndexFunc(ev, func(p EvidencePlace) bool { return p.Name == name && p.Source == d.Source })
+			if i < 0 {
+				ev = append(ev, EvidencePlace{Name: name, Source: d.Source})
+				i = len(ev) - 1
+			}
+			if !slices.Contains(ev[i].Specs, d.Spec) {
+				ev[i].Specs = append(ev[i].Specs, d.Spec)
+			}
+		}
+	}
+	return sp, ev
 }
