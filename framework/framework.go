@@ -363,7 +363,7 @@ func ListSpecs() []claims.SpecInfo {
 		if sr.LeafNodeType != types.NodeTypeIt {
 			continue
 		}
-		s := claims.SpecsFromLabels(sr.FullText(), sr.Labels())
+		s := specInfo(sr.FullText(), sr.Labels())
 		s.Source = sourceAt(sr.LeafNodeLocation.FileName, sr.LeafNodeLocation.LineNumber)
 		out = append(out, s)
 	}

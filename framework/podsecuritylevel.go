@@ -85,7 +85,7 @@ func PodSecurityNeeds() []PodSecurityNeed {
 			continue
 		}
 		labels := sr.Labels()
-		out = append(out, PodSecurityNeed{Spec: claims.SpecsFromLabels(sr.FullText(), labels), Level: PodSecurityOf(labels), Labels: labels})
+		out = append(out, PodSecurityNeed{Spec: specInfo(sr.FullText(), labels), Level: PodSecurityOf(labels), Labels: labels})
 	}
 	return out
 }

@@ -130,9 +130,11 @@ func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	filter := r.labelFilter
+	// Specs carry only their spec:<id> label: a claim:<id> of the user's
+	// filter is the specs the catalog names for it.
+	filter := cat.SpecLabelFilter(r.labelFilter)
 	if r.sel.narrowed() {
-		filter = specFilter(selected, r.labelFilter)
+		filter = specFilter(selected, filter)
 	}
 	if r.rerunFailed != "" {
 		if filter, err = failedSpecsFilter(r.rerunFailed, filter); err != nil {

@@ -2,21 +2,28 @@ package claims
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 )
 
-// SpecInfo is a spec as the suites declare it: its ID and the claims its
-// labels say it checks.
+// SpecInfo is a spec as the suites declare it: its ID, and the claims the
+// catalog says it checks.
 type SpecInfo struct {
-	ID     string
-	Name   string
+	ID   string
+	Name string
+	// Claims are the IDs of the catalog's claims that name the spec (the
+	// catalog is the one place the link is written).
 	Claims []string
+	// ClaimLabels are claim:<id> labels the spec carries: the link written
+	// a second time, which CheckLinks refuses.
+	ClaimLabels []string
 	// Source is where the spec (its It) is in the Go source.
 	Source Source
 }
 
-// SpecsFromLabels builds a SpecInfo from a spec's text and labels.
+// SpecsFromLabels builds a SpecInfo from a spec's text and labels; its
+// Claims come from a catalog (Catalog.ClaimsOf).
 func SpecsFromLabels(name string, labels []string) SpecInfo {
 	s := SpecInfo{Name: name}
 	for _, l := range labels {
@@ -24,49 +31,72 @@ func SpecsFromLabels(name string, labels []string) SpecInfo {
 			s.ID = v
 		}
 		if v, ok := strings.CutPrefix(l, ClaimLabelPrefix); ok {
-			s.Claims = append(s.Claims, v)
+			s.ClaimLabels = append(s.ClaimLabels, v)
 		}
 	}
 	return s
 }
 
+// ClaimsOf returns the IDs of the claims that name spec, in catalog order.
+func (c *Catalog) ClaimsOf(spec string) []string {
+	var out []string
+	for _, cl := range c.Claims {
+		if slices.Contains(cl.Specs, spec) {
+			out = append(out, cl.ID)
+		}
+	}
+	return out
+}
+
+// claimLabelRE finds claim:<id> labels in a Ginkgo label filter.
+var claimLabelRE = regexp.MustCompile(`claim:([A-Z0-9][A-Z0-9-]*[A-Z0-9])`)
+
+// SpecLabelFilter rewrites the claim:<id> labels of a Ginkgo label filter
+// as the spec:<id> labels of the specs the catalog names for each claim:
+// specs are labelled with their ID only, and a user's filter that selects
+// a claim selects the specs that check it. A claim the catalog does not
+// know, or that names no spec, stays as it is and matches no spec.
+func (c *Catalog) SpecLabelFilter(filter string) string {
+	return claimLabelRE.ReplaceAllStringFunc(filter, func(label string) string {
+		cl, ok := c.Claim(strings.TrimPrefix(label, ClaimLabelPrefix))
+		if !ok || len(cl.Specs) == 0 {
+			return label
+		}
+		parts := make([]string, len(cl.Specs))
+		for i, id := range cl.Specs {
+			parts[i] = SpecLabelPrefix + id
+		}
+		return "(" + strings.Join(parts, " || ") + ")"
+	})
+}
+
 // CheckLinks reports every broken tie between the catalog and the specs:
-// a testable claim naming no existing spec, a spec without an ID or without a
-// claim label, a claim label the catalog does not know, and a claim whose
-// spec does not carry its label (or the other way round).
+// a testable claim naming no existing spec, a spec without an ID, a spec
+// no claim names, and a spec that still names its claims in claim:<id>
+// labels (the catalog is the one place they are written).
 func CheckLinks(cat *Catalog, specs []SpecInfo) []error {
 	var errs []error
 	byID := map[string]SpecInfo{}
 	for _, s := range specs {
-		switch {
-		case s.ID == "":
+		if s.ID == "" {
 			errs = append(errs, fmt.Errorf("spec %q has no %s<id> label", s.Name, SpecLabelPrefix))
 			continue
-		case len(s.Claims) == 0:
-			errs = append(errs, fmt.Errorf("spec %s (%q) carries no %s<id> label", s.ID, s.Name, ClaimLabelPrefix))
 		}
 		if _, dup := byID[s.ID]; dup {
 			errs = append(errs, fmt.Errorf("spec ID %s is used twice", s.ID))
 		}
 		byID[s.ID] = s
-		for _, id := range s.Claims {
-			c, ok := cat.Claim(id)
-			switch {
-			case !ok:
-				errs = append(errs, fmt.Errorf("spec %s carries label %s%s, which is not in the catalog", s.ID, ClaimLabelPrefix, id))
-			case !slices.Contains(c.Specs, s.ID):
-				errs = append(errs, fmt.Errorf("spec %s carries label %s%s, but that claim does not name the spec", s.ID, ClaimLabelPrefix, id))
-			}
+		if len(cat.ClaimsOf(s.ID)) == 0 {
+			errs = append(errs, fmt.Errorf("spec %s (%q) is named by no claim of the catalog", s.ID, s.Name))
+		}
+		for _, id := range s.ClaimLabels {
+			errs = append(errs, fmt.Errorf("spec %s carries label %s%s: a spec's claims are named once, in the catalog (the claim's specs:), and framework.Checks names only the spec", s.ID, ClaimLabelPrefix, id))
 		}
 	}
 	for _, c := range cat.Claims {
 		for _, id := range c.Specs {
-			s, ok := byID[id]
-			switch {
-			case !ok:
+			if _, ok := byID[id]; !ok {
 				errs = append(errs, fmt.Errorf("claim %s names spec %s, which does not exist", c.ID, id))
-			case !slices.Contains(s.Claims, c.ID):
-				errs = append(errs, fmt.Errorf("claim %s names spec %s, which does not carry the label %s%s", c.ID, id, ClaimLabelPrefix, c.ID))
 			}
 		}
 	}

@@ -20,7 +20,7 @@ var _ = ginkgo.Describe("Admission policy: containers must have resource limits"
 	f := framework.New("policy")
 
 	ginkgo.It("a validating webhook rejects a Pod without limits through kubectl, with its message, and admits one with limits",
-		framework.Checks(specPolicy, "004-DENY-403-LIMITS", "004-VALIDATING-CAN-CHECK"),
+		framework.Checks(specPolicy),
 		func(ctx ginkgo.SpecContext) {
 			srv := deploy(ctx, f)
 			uninstallAtEnd(srv, "policy", "policy-nocode")
@@ -59,7 +59,7 @@ var _ = ginkgo.Describe("Admission policy: containers must have resource limits"
 		})
 
 	ginkgo.It("the same policy as a ValidatingAdmissionPolicy (CEL, inside the API server)",
-		framework.Checks(specVAP, "004-DENY-403-LIMITS", "004-VALIDATING-CAN-CHECK"),
+		framework.Checks(specVAP),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.ServiceAccounts)
 			f.NeedsAccess(access.Policies)

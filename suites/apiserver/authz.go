@@ -32,7 +32,7 @@ var _ = ginkgo.Describe("API server authorization", func() {
 	f := framework.New("authz")
 
 	ginkgo.It("RBAC: the seed's ClusterRole and RoleBinding, applied as written, give donghyun Deployments in default only",
-		framework.Checks(specRBAC, "004-RBAC-YAML-APPLIES", "004-RBAC-SEED", "004-AUTHZ-ATTRIBUTES", "004-RBAC-CACHE", "002-RBAC"),
+		framework.Checks(specRBAC),
 		func(ctx ginkgo.SpecContext) {
 			f.Disturbs("applies the seed's ClusterRole and a RoleBinding in namespace default, as written")
 			f.NeedsAccess(access.CSRApproval, access.ClusterRoles, access.DefaultBindings, access.AccessReviews)
@@ -141,7 +141,7 @@ var _ = ginkgo.Describe("API server authorization", func() {
 		})
 
 	ginkgo.It("Node authorizer and NodeRestriction: a node reads what its own Pods use and changes only itself",
-		framework.Checks(specNodeAuthz, "004-NODE-AUTHORIZER"),
+		framework.Checks(specNodeAuthz),
 		func(ctx ginkgo.SpecContext) {
 			f.Disturbs("adds a Node object and acts with a node's identity")
 			f.NeedsAccess(access.CSRApproval, access.Nodes)

@@ -25,7 +25,7 @@ var _ = ginkgo.Describe("API server concurrency and watches", func() {
 	f := framework.New("occ")
 
 	ginkgo.It("optimistic concurrency: of two updates from the same resourceVersion one wins, the other gets 409",
-		framework.Checks(specConflict, "004-OCC-409", "004-OCC-RETRY", "004-RV-NEW-ON-WRITE", "004-RV-MUST-MATCH"),
+		framework.Checks(specConflict),
 		func(ctx ginkgo.SpecContext) {
 			cms := f.Client.CoreV1().ConfigMaps(f.Namespace)
 			_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "shared"}, Data: map[string]string{"by": "nobody"}}, metav1.CreateOptions{})
@@ -81,7 +81,7 @@ var _ = ginkgo.Describe("API server concurrency and watches", func() {
 		})
 
 	ginkgo.It("watch: resuming from a resourceVersion delivers every later event, in order, as a chunked stream",
-		framework.Checks(specWatch, "004-WATCH-RESUME", "004-WATCH-STREAM", "004-WATCH-CHUNKED"),
+		framework.Checks(specWatch),
 		func(ctx ginkgo.SpecContext) {
 			cms := f.Client.CoreV1().ConfigMaps(f.Namespace)
 			cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "watched"}, Data: map[string]string{"n": "0"}}, metav1.CreateOptions{})
@@ -118,7 +118,7 @@ var _ = ginkgo.Describe("API server concurrency and watches", func() {
 	// Serial: compacting etcd ends every other watch that would resume from
 	// an older resourceVersion, other specs' included.
 	ginkgo.It("watch: a resourceVersion that etcd compacted away gives 410 Gone", ginkgo.Serial,
-		framework.Checks(specCompacted, "004-WATCH-RESUME"),
+		framework.Checks(specCompacted),
 		func(ctx ginkgo.SpecContext) {
 			f.Require(cluster.EtcdAccess)
 			f.Disturbs("compacts etcd")

@@ -32,7 +32,7 @@ var _ = ginkgo.Describe("API server without etcd", ginkgo.Serial, func() {
 	f := framework.New("no-etcd")
 
 	ginkgo.It("with etcd stopped nothing is stored; once it is back, the same create succeeds",
-		framework.Checks(specEtcdStopped, "002-ETCD-NOTHING-WORKS", "002-NOTHING-WITHOUT-ETCD"),
+		framework.Checks(specEtcdStopped),
 		func(ctx ginkgo.SpecContext) {
 			cms := f.Client.CoreV1().ConfigMaps(f.Namespace)
 			cm := func() *corev1.ConfigMap {
@@ -99,7 +99,7 @@ var _ = ginkgo.Describe("API server without etcd", ginkgo.Serial, func() {
 		})
 
 	ginkgo.It("with three etcd members a write is committed while one is stopped, and not while two are",
-		framework.Checks(specEtcdQuorum, "002-RAFT-MAJORITY"),
+		framework.Checks(specEtcdQuorum),
 		func(ctx ginkgo.SpecContext) {
 			f.Require(cluster.EtcdAccess)
 			if n := len(f.Cluster.Etcd.Endpoints); n != 3 {

@@ -23,7 +23,7 @@ var _ = ginkgo.Describe("API server reads", func() {
 	f := framework.New("reads")
 
 	ginkgo.It("a read is served from the API server's cache or from etcd; an update reads the object before it writes",
-		framework.Checks(specReads, "003-ETCD-CLIENT-READS", "003-CACHE-OR-ETCD", "003-UPDATE-READS-FIRST"),
+		framework.Checks(specReads),
 		func(ctx ginkgo.SpecContext) {
 			client := f.Client.CoreV1().RESTClient()
 			if _, err := metrics.Scrape(ctx, client); err != nil {
@@ -77,7 +77,7 @@ var _ = ginkgo.Describe("API server reads", func() {
 		})
 
 	ginkgo.It("a write is a PUT in an etcd transaction, committed through Raft",
-		framework.Checks(specWrites, "003-ETCD-PUT", "003-RAFT-COMMIT"),
+		framework.Checks(specWrites),
 		func(ctx ginkgo.SpecContext) {
 			f.Require(cluster.EtcdAccess)
 			client := f.Client.CoreV1().RESTClient()

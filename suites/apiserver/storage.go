@@ -37,8 +37,7 @@ var _ = ginkgo.Describe("API server storage", func() {
 	f := framework.New("storage")
 
 	ginkgo.It("stores what it answers 201 for, under /registry, with resourceVersion = etcd revision",
-		framework.Checks(specStorage,
-			"004-STORED-BEFORE-201", "004-ETCD-KEY-DEPLOYMENT", "004-RV-REVISION", "003-ETCD-ONLY-APISERVER", "004-ETCD-PROTOBUF", "004-REST-API"),
+		framework.Checks(specStorage),
 		func(ctx ginkgo.SpecContext) {
 			f.Require(cluster.EtcdAccess)
 			db := f.Etcd()
@@ -85,9 +84,7 @@ var _ = ginkgo.Describe("API server storage", func() {
 		})
 
 	ginkgo.It("discovers API groups and paths, a new CRD's among them, and stores custom resources as JSON",
-		framework.Checks(specDiscovery,
-			"004-API-PATHS", "004-DISCOVERY", "004-CRD-SAME-PATTERN", "004-ETCD-PROTOBUF", "004-OPENAPI-SCHEMA", "003-OPENAPI-VALIDATION",
-			"004-CORE-VS-GROUPS", "004-ETCD-KEY"),
+		framework.Checks(specDiscovery),
 		func(ctx ginkgo.SpecContext) {
 			f.NeedsAccess(access.CRDs)
 			ginkgo.By("the documented paths")

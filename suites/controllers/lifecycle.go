@@ -30,7 +30,7 @@ var _ = ginkgo.Describe("Deployment lifecycle", func() {
 	f := framework.New("lifecycle")
 
 	ginkgo.It("desired state: the Pods follow the replica count, and a deleted Pod comes back",
-		framework.Checks(specScale, "001-ABSTRACTION", "001-AUTOMATES-RS"),
+		framework.Checks(specScale),
 		framework.Takes(24),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady, framework.PodsCreated)
@@ -60,7 +60,7 @@ var _ = ginkgo.Describe("Deployment lifecycle", func() {
 		})
 
 	ginkgo.It("cascading deletion: background removes dependents, foreground waits for them, orphan keeps them",
-		framework.Checks(specCascade, "004-CASCADE", "004-GC-GRAPH"),
+		framework.Checks(specCascade),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsCreated)
 			auditLog, from := f.AuditLog()
@@ -108,7 +108,7 @@ var _ = ginkgo.Describe("Deployment lifecycle", func() {
 		})
 
 	ginkgo.It("rolling update within maxSurge and maxUnavailable, revisions, rollout undo and revisionHistoryLimit",
-		framework.Checks(specRollout, "001-AUTOMATES-ROLLING", "001-ROLLBACK", "004-ROLLING-SURGE", "004-MULTIPLE-RECONCILES"),
+		framework.Checks(specRollout),
 		framework.Takes(68),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady, framework.PodsCreated)
@@ -163,7 +163,7 @@ var _ = ginkgo.Describe("Deployment lifecycle", func() {
 		})
 
 	ginkgo.It("Recreate: all old Pods are gone before a new one is created",
-		framework.Checks(specRecreate, "004-STRATEGIES"),
+		framework.Checks(specRecreate),
 		framework.Takes(23),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady, framework.PodsCreated)

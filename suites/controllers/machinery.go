@@ -31,7 +31,7 @@ var _ = ginkgo.Describe("Controller machinery", func() {
 	f := framework.New("machinery")
 
 	ginkgo.It("components keep informers: an initial state, then a watch; each kubelet watches its own node's Pods",
-		framework.Checks(specInformers, "004-REFLECTOR-LIST-WATCH", "004-COMPONENT-INFORMERS", "001-KUBELET-WATCH-EACH-NODE", "004-LOOSE-COUPLING", "004-SUMMARY-FLOW"),
+		framework.Checks(specInformers),
 		func(ctx ginkgo.SpecContext) {
 			f.Require(cluster.AuditLog)
 			log, _ := f.AuditLog()
@@ -70,7 +70,7 @@ var _ = ginkgo.Describe("Controller machinery", func() {
 		})
 
 	ginkgo.It("a Reconcile that fails is retried, ever more slowly, until it succeeds",
-		framework.Checks(specRetry, "004-WORKQUEUE-RETRY"),
+		framework.Checks(specRetry),
 		func(ctx ginkgo.SpecContext) {
 			f.Require(cluster.AuditLog)
 			f.Needs(framework.PodsCreated)

@@ -23,7 +23,7 @@ var _ = ginkgo.Describe("Controller manager restart", ginkgo.Serial, func() {
 	f := framework.New("restart")
 
 	ginkgo.It("changes made while the controller manager is stopped are acted on once it is back, from the state it reads again",
-		framework.Checks(specRestart, "004-LEVEL-TRIGGERED", "004-MISSED-EVENTS", "004-RESTART-RELIST"),
+		framework.Checks(specRestart),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			w := watchAll(ctx, f)

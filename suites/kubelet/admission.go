@@ -30,7 +30,7 @@ var _ = ginkgo.Describe("Kubelet admission and isolation", func() {
 	f := framework.New("kubelet-adm")
 
 	ginkgo.It("admits only Pods its node has room for; Pod Security is enforced before a Pod reaches it",
-		framework.Checks(specAdmission, "004-KUBELET-ADMISSION", "004-KUBELET-PSA", "004-KUBELET-STEP-ORDER"),
+		framework.Checks(specAdmission),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			pods := f.RecordPods(ctx)
@@ -77,7 +77,7 @@ var _ = ginkgo.Describe("Kubelet admission and isolation", func() {
 		})
 
 	ginkgo.It("a Pod's containers share the sandbox's net, ipc and uts namespaces",
-		framework.Checks(specIsolation, "004-RUNC-NAMESPACES", "004-RUNC-ISOLATION"),
+		framework.Checks(specIsolation),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			pods := f.RecordPods(ctx)
@@ -102,7 +102,7 @@ var _ = ginkgo.Describe("Kubelet admission and isolation", func() {
 		})
 
 	ginkgo.It("seccomp as the Pod asks: the runtime's default profile filters only when asked for",
-		framework.Checks(specSeccomp, "004-SECCOMP", "004-RUNC-ISOLATION"),
+		framework.Checks(specSeccomp),
 		// The claim is about a Pod that asks for no seccomp profile
 		// ("plain"): the baseline standard admits it, restricted does not.
 		framework.NeedsPodSecurity(podsecurity.LevelBaseline),

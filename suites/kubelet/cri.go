@@ -35,8 +35,7 @@ var _ = ginkgo.Describe("Kubelet and the container runtime", func() {
 	f := framework.New("kubelet-cri")
 
 	ginkgo.It("starts a Pod through CRI calls to its runtime endpoint (sandbox, create, start), each timed",
-		framework.Checks(specCRI, "004-CRI-GRPC", "002-RUNTIME-CREATE-TIME", "002-RUNTIME-VOLUME-TIME", "002-RUNTIME-ENTRYPOINT-TIME",
-			"002-RUNTIME-DOES-STEPS", "002-PULL-FLOW-CREATE-TIME", "004-SUMMARY-FLOW"),
+		framework.Checks(specCRI),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			f.NeedsAccess(access.NodeProxy)

@@ -60,7 +60,7 @@ var _ = ginkgo.Describe("Kubelet", func() {
 	f := framework.New("kubelet")
 
 	ginkgo.It("acts only on Pods bound to its node: an unbound Pod never gets a container",
-		framework.Checks(specBoundOnly, "000-KUBELET-ONLY-BOUND"),
+		framework.Checks(specBoundOnly),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.ServiceAccounts, framework.Images)
 			events := f.RecordEvents(ctx)
@@ -98,7 +98,7 @@ var _ = ginkgo.Describe("Kubelet", func() {
 		})
 
 	ginkgo.It("starts the sandbox first; the Pod's containers share its network namespace and IP",
-		framework.Checks(specSandbox, "004-SANDBOX-FIRST", "004-LOCALHOST", "004-KUBELET-STEP-ORDER"),
+		framework.Checks(specSandbox),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			pods := f.RecordPods(ctx)
@@ -157,8 +157,7 @@ var _ = ginkgo.Describe("Kubelet", func() {
 		})
 
 	ginkgo.It("image pull policy: defaults by tag, IfNotPresent uses the local image, a missing image fails with an event",
-		framework.Checks(specImages, "002-PULL-POLICY-DEFAULT", "002-IFNOTPRESENT", "002-PULL-FAILED-EVENT", "002-ALWAYS-EVERY-TIME",
-			"002-TIME-ALWAYS-PULL"),
+		framework.Checks(specImages),
 		func(ctx ginkgo.SpecContext) {
 			repo := strings.Split(images.TestApp.PodRef(), ":")[0]
 			policies := map[string]string{}
@@ -232,7 +231,7 @@ var _ = ginkgo.Describe("Kubelet", func() {
 		})
 
 	ginkgo.It("resources.limits become the container's cgroup limits, read from inside",
-		framework.Checks(specCgroups, "004-LIMITS-CGROUP", "004-RUNC-ISOLATION"),
+		framework.Checks(specCgroups),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			pods := f.RecordPods(ctx)
@@ -249,7 +248,7 @@ var _ = ginkgo.Describe("Kubelet", func() {
 		})
 
 	ginkgo.It("probes: startupProbe holds readiness and liveness back; a failing livenessProbe restarts the container",
-		framework.Checks(specProbes, "004-STARTUP-GATES", "004-LIVENESS"),
+		framework.Checks(specProbes),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			pods := f.RecordPods(ctx)

@@ -19,8 +19,7 @@ var _ = ginkgo.Describe("CNI calls", func() {
 	f := framework.New("cni")
 
 	ginkgo.It("who runs the CNI plugin for a Pod's sandbox, and how long the plugin chain takes, seen from the plugin's side",
-		framework.Checks(specCNICalls, "004-KUBELET-CALLS-CNI", "004-CNI-BINARY-EXEC", "002-RUNTIME-NETWORK-TIME", "002-RUNTIME-STEP-ORDER",
-			"002-RUNTIME-DOES-STEPS", "004-KUBELET-STEP-ORDER", "004-SUMMARY-FLOW"),
+		framework.Checks(specCNICalls),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			if !f.Cluster.Has(cluster.NodeExec) || f.Cluster.CNITraceLog == "" {

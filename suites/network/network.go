@@ -97,7 +97,7 @@ var _ = ginkgo.Describe("Pod network", func() {
 	f := framework.New("net")
 
 	ginkgo.It("each Pod gets its own IP from the pod network, on its eth0, and Pods reach each other by IP",
-		framework.Checks(specPodIPs, "004-POD-IP-UNIQUE", "004-CNI-IPAM", "004-VETH", "004-VETH-HOST"),
+		framework.Checks(specPodIPs),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			pods := startReady(ctx, f, f.RecordPods(ctx), appPod("alpha", nil), appPod("beta", nil))
@@ -143,7 +143,7 @@ var _ = ginkgo.Describe("Pod network", func() {
 		})
 
 	ginkgo.It("readiness decides the EndpointSlice, both ways, and the Service sends traffic to ready endpoints only",
-		framework.Checks(specReadiness, "004-READINESS-ENDPOINTS", "004-KUBE-PROXY-TRAFFIC", "004-PROBE-FLOW", "004-SUMMARY-FLOW"),
+		framework.Checks(specReadiness),
 		framework.Takes(33),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)

@@ -43,18 +43,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 	f := framework.New("podflow")
 
 	ginkgo.It("kubectl apply -f pod.yaml: the Pod is stored, bound, run, Ready and reported back",
-		framework.Checks(specCreate,
-			"000-KUBECTL-HTTP", "000-FRONT-DOOR", "000-STORED-IN-ETCD", "000-POD-UNSCHEDULED", "000-SCHEDULER-WATCH",
-			"000-SCHEDULER-WATCHES-UNSCHEDULED", "000-BINDING-OBJECT", "000-CONTROLLER-MANAGER", "000-STEP-ORDER", "000-KUBELET-WATCH",
-			"000-DIAGRAM-FLOW", "002-KUBELET-SEES-ETCD", "002-FLOW-ORDER", "002-DESCRIBE-WHY",
-			"003-SCHEDULER-UPDATES-ETCD", "003-OTHERS-VIA-APISERVER", "003-NODENAME-IN-ETCD", "003-DIAGRAM-FLOW",
-			"003-QUIZ-1", "003-QUIZ-2", "003-QUIZ-3", "000-CONTAINER-RUNTIME", "000-STATUS-REPORTED", "000-KUBECTL-GET",
-			"002-PENDING-FIRST", "002-ETCD-KEY", "002-SCHEDULED-EVENT", "002-EVENT-ORDER", "002-PULLING-EVENT",
-			"002-RUNNING-STATUS",
-			"003-NODENAME-EMPTY", "003-SCHEDULER-SETS-NODENAME", "003-KUBELET-WATCH", "003-RUNTIME",
-			"003-REGISTRY-PREFIX", "003-ETCD-ENCODING", "003-FINAL-STATE-IN-ETCD", "003-WRITES-THROUGH-APISERVER",
-			"004-CORE-API-PATH", "004-CREATED-201", "004-ETCD-KEY", "004-ETCD-PROTOBUF", "004-BIND-PATCH",
-			"004-SCHEDULER-WATCH", "004-KUBELET-WATCH", "004-READY-CONDITION", "004-KUBELET-STEP-ORDER"),
+		framework.Checks(specCreate),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.ServiceAccounts, framework.Images)
 			auditLog, from := f.AuditLog()
@@ -166,7 +155,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 		})
 
 	ginkgo.It("observes how often the kubelet reports a Running Pod's status",
-		framework.Checks(specStatusWindow, "000-STATUS-PERIODIC", "001-STATUS-CONTINUOUS", "003-STATUS-PERIODIC", "003-KUBELET-POLLS"),
+		framework.Checks(specStatusWindow),
 		framework.Takes(33),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
@@ -196,7 +185,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 		})
 
 	ginkgo.It("kubectl delete -f pod.yaml: the containers stop, the object is removed, and it can be applied again",
-		framework.Checks(specDelete, "002-DELETE-THEN-REAPPLY"),
+		framework.Checks(specDelete),
 		framework.Takes(21),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
@@ -254,11 +243,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 		})
 
 	ginkgo.It("kubectl apply -f pod.yaml, five times: how long each step takes (median and spread)",
-		framework.Checks(specTiming,
-			"002-TIME-APISERVER", "002-TIME-ETCD", "002-TIME-SCHEDULER", "002-TIME-SCHEDULER-STEP", "002-TIME-KUBELET-DETECT",
-			"002-TIME-CONTAINER", "002-TIME-TOTAL-CACHED", "002-TIME-CACHED-RETRY", "002-IMAGE-PULL-SLOWEST", "002-TIME-IMAGE-PULL", "002-TIME-TOTAL-PULLED",
-			"002-TLDR-TIME-ETCD", "002-TLDR-TIME-SCHEDULER", "002-TIME-KUBELET-TO-RUNNING", "002-TIME-TOTAL-RANGE", "002-FLOW-TIME-ETCD",
-			"002-APPLY-TIME-IS-APISERVER", "002-TIME-APPLY-REAL", "002-TIME-PULL-TABLE", "002-TIME-PULLED-MEASURED", "002-PULL-MOST-OF-TIME"),
+		framework.Checks(specTiming),
 		framework.Takes(42),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)

@@ -25,7 +25,7 @@ var _ = ginkgo.Describe("Pod status in kubectl", func() {
 	f := framework.New("watch")
 
 	ginkgo.It("kubectl get pods --watch shows the Pod Pending, then ContainerCreating, then Running 1/1",
-		framework.Checks(specWatchStatus, "002-KUBECTL-WATCH-STATUS"),
+		framework.Checks(specWatchStatus),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			pods := f.RecordPods(ctx)

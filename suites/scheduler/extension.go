@@ -28,7 +28,7 @@ var _ = ginkgo.Describe("Scheduling framework", func() {
 	f := framework.New("sched-fw")
 
 	ginkgo.It("runs a Pod through its extension points (PostFilter only when no node fits) with the score weights of its profile",
-		framework.Checks(specExtensionPoints, "004-EXTENSION-POINTS", "002-SCORE-WEIGHTS", "004-SCHEDULER-WATCH", "004-SCORE-TOTAL", "004-SUMMARY-FLOW"),
+		framework.Checks(specExtensionPoints),
 		func(ctx ginkgo.SpecContext) {
 			const scheduler = "kube-scheduler"
 			if _, err := f.ComponentGet(ctx, scheduler, "/metrics"); err != nil {

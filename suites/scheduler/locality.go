@@ -18,7 +18,7 @@ var _ = ginkgo.Describe("Scheduler image locality", func() {
 	f := framework.New("locality")
 
 	ginkgo.It("of two equal nodes, a Pod goes to the one that already holds its image",
-		framework.Checks(specLocality, "004-SCORE-LEAST-REQUESTED"),
+		framework.Checks(specLocality),
 		func(ctx ginkgo.SpecContext) {
 			pods := f.RecordPods(ctx)
 			// Large enough that ImageLocality's score (the size, scaled by

@@ -128,7 +128,7 @@ var _ = ginkgo.Describe("Scheduler filtering", func() {
 	f := framework.New("sched")
 
 	ginkgo.It("a Pod no node fits stays Pending, Unschedulable, with the cause; once the cause is gone it is bound",
-		framework.Checks(specUnschedulable, "000-SCHEDULER-CONSIDERS", "002-FILTER", "004-FILTER-PENDING", "004-FILTER-PLUGINS"),
+		framework.Checks(specUnschedulable),
 		func(ctx ginkgo.SpecContext) {
 			f.Disturbs("adds simulated Nodes")
 			f.NeedsAccess(access.Nodes)
@@ -189,7 +189,7 @@ var _ = ginkgo.Describe("Scheduler filtering", func() {
 		})
 
 	ginkgo.It("extended resources: a Pod asking for one lands only where it is advertised, and waits when none is left",
-		framework.Checks(specExtended, "004-EXTENDED-RESOURCES"),
+		framework.Checks(specExtended),
 		func(ctx ginkgo.SpecContext) {
 			f.Disturbs("advertises an extended resource on a real Node")
 			node := f.WorkerNodes(ctx)[0].Name
@@ -244,7 +244,7 @@ var _ = ginkgo.Describe("Scheduler filtering", func() {
 		})
 
 	ginkgo.It("a Pod created with spec.nodeName bypasses the scheduler",
-		framework.Checks(specNodeName, "003-NODENAME-EMPTY", "000-SCHEDULER-WATCHES-UNSCHEDULED", "004-SCHEDULER-WATCH"),
+		framework.Checks(specNodeName),
 		framework.Takes(23),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.ServiceAccounts, framework.Images)

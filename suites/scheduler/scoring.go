@@ -28,7 +28,7 @@ var _ = ginkgo.Describe("Scheduler scoring", func() {
 	f := framework.New("score")
 
 	ginkgo.It("among feasible nodes: the less allocated is preferred, node affinity and topology spread are honoured",
-		framework.Checks(specScoring, "002-SCORE-LEAST-ALLOCATED", "004-SCORE-LEAST-REQUESTED", "004-TOPOLOGY-AFFINITY", "003-QUIZ-2", "004-SCORE-TOTAL"),
+		framework.Checks(specScoring),
 		func(ctx ginkgo.SpecContext) {
 			f.Disturbs("labels real Nodes, or adds simulated ones")
 			pods := f.RecordPods(ctx)
