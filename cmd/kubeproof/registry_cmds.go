@@ -38,7 +38,7 @@ kind network's nodes reach the host on. --read-only refuses every push (405).`,
 				return exitcode.Errorf(exitcode.Usage, "--listen is required")
 			}
 			if dir == "" {
-				dir = filepath.Join(o.cacheDir, "registry")
+				dir = filepath.Join(o.CacheDir, "registry")
 			}
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return fmt.Errorf("registry directory: %w", err)

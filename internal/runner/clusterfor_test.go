@@ -1,4 +1,4 @@
-package main
+package runner
 
 import (
 	"context"
@@ -54,7 +54,7 @@ func TestClusterForRemovesOnlyWhatItMade(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &fakeProvider{up: tc.upBefore}
-			_, down, removes, err := clusterFor(ctx, &options{provider: tc.provider, name: "t"}, p, tc.keep)
+			_, down, removes, err := ClusterFor(ctx, ClusterOptions{Provider: tc.provider, Name: "t"}, p, tc.keep)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, want error %t", err, tc.wantErr)
 			}
