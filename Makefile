@@ -75,7 +75,7 @@ $(GOLANGCI_LINT):
 lint: $(ACTIONLINT) $(GOLANGCI_LINT)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) vet -tags e2e ./suites/... ./cmd/...
+	$(GO) vet -tags e2e ./suites/... ./cmd/... ./internal/runner
 	$(GO) vet -tags browser ./internal/cli/report
 	$(GO) mod tidy -diff
 	ci/actionlint.sh $(ACTIONLINT)
