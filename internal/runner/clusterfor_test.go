@@ -13,13 +13,15 @@ import (
 type fakeProvider struct {
 	up         bool
 	ups, downs int
+	// kubeconfig is the Info's kubeconfig once up.
+	kubeconfig string
 }
 
 func (f *fakeProvider) Name() string { return "fake" }
 func (f *fakeProvider) Up(context.Context) (*cluster.Info, error) {
 	f.ups++
 	f.up = true
-	return &cluster.Info{}, nil
+	return &cluster.Info{Kubeconfig: f.kubeconfig}, nil
 }
 func (f *fakeProvider) Down(context.Context) error {
 	f.downs++
