@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -159,100 +158,6 @@ func newClaimsListCommand() *cobra.Command {
 	sel.addFlags(cmd, false)
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
 	return cmd
-}
-
-func newClaimsShowCommand() *cobra.Command {
-	sel := &selection{}
-	var output string
-	cmd := &cobra.Command{
-		Use:   "show ID",
-		Short: "Show one claim: the sentence, what it says, how it is checked, and where each of these is written",
-		Args:  usageArgs(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "table" && output != "json" {
-				return exitcode.Errorf(exitcode.Usage, "--output must be table or json, not %q", output)
-			}
-			cat, err := sel.load()
-			if err != nil {
-				return err
-			}
-			c, ok := cat.Claim(args[0])
-			if !ok {
-				return exitcode.Errorf(exitcode.Usage, "unknown claim %q (see `kubeproof claims list`)", args[0])
-			}
-			specs, evidence := claims.Locate(c, framework.ListSpecs(), framework.DeclaredEvidence())
-			if output == "json" {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(struct {
-					Claim    claims.Claim           `json:"claim"`
-					Specs    []claims.SpecPlace     `json:"specs,omitempty"`
-					Evidence []claims.EvidencePlace `json:"evidence,omitempty"`
-				}{c, specs, evidence})
-			}
-			showClaim(cmd.OutOrStdout(), c, specs, evidence)
-			return nil
-		},
-	}
-	sel.addFlags(cmd, false)
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
-	return cmd
-}
-
-// showClaim prints a claim for a reader, with file:line of its YAML, of
-// the specs that check it and of the evidence declarations it reads.
-func showClaim(w io.Writer, c claims.Claim, specs []claims.SpecPlace, evidence []claims.EvidencePlace) {
-	fmt.Fprintf(w, "%s  (%s, %s)\n", c.ID, c.Kind, c.Component)
-	if c.Source != nil {
-		fmt.Fprintf(w, "written:   %s\n", where(*c.Source))
-	}
-	fmt.Fprintf(w, "document:  %s, section %q\n", c.Document, c.Section)
-	fmt.Fprintf(w, "quote:     %s\n", c.Quote)
-	fmt.Fprintf(w, "statement: %s\n", c.Statement)
-	if !c.Testable() {
-		fmt.Fprintf(w, "not testable: %s\n", c.NotTestable)
-		return
-	}
-	fmt.Fprintf(w, "specs:     %s\n", strings.Join(c.Specs, ", "))
-	if len(c.Requires) > 0 {
-		fmt.Fprintf(w, "requires:  %v\n", c.Requires)
-	}
-	if c.Claimed != "" {
-		fmt.Fprintf(w, "claimed:   %s\n", c.Claimed)
-	}
-	fmt.Fprintln(w, "confirmed when:")
-	for _, e := range c.Expect {
-		fmt.Fprintf(w, "  %s %s%s\n", e.Evidence, e.Want(), says(e))
-	}
-	for _, alt := range c.Conditional {
-		fmt.Fprintf(w, "conditional %s when:\n", alt.Condition)
-		for _, e := range alt.Expect {
-			fmt.Fprintf(w, "  %s %s%s\n", e.Evidence, e.Want(), says(e))
-		}
-	}
-	fmt.Fprintln(w, "checked by:")
-	for _, s := range specs {
-		at := "not in this binary"
-		if s.Source != nil {
-			at = where(*s.Source)
-		}
-		fmt.Fprintf(w, "  %s  %s\n", s.ID, at)
-	}
-	if len(evidence) > 0 {
-		fmt.Fprintln(w, "evidence declared at:")
-		for _, e := range evidence {
-			fmt.Fprintf(w, "  %s  %s  (%s)\n", e.Name, where(e.Source), strings.Join(e.Specs, ", "))
-		}
-	}
-}
-
-func where(s claims.Source) string { return fmt.Sprintf("%s:%d", s.File, s.Line) }
-
-func says(e claims.Expectation) string {
-	if e.Says == "" {
-		return ""
-	}
-	return "   (" + e.Says + ")"
 }
 
 func newClaimsSpecsCommand() *cobra.Command {

@@ -17,22 +17,21 @@ import (
 	"strings"
 
 	"github.com/kubeproof/kubeproof/internal/exitcode"
-	// Every provider kubeproof has (local, kind, kubeconfig).
-	_ "github.com/kubeproof/kubeproof/internal/provision/providers"
+	"github.com/kubeproof/kubeproof/internal/runner"
 )
 
 func main() {
 	// Run as a Ginkgo test binary when invoked as one (see specs.go), or
-	// as Ginkgo's CLI for parallel runs (see ginkgo.go).
+	// as Ginkgo's CLI for parallel runs (see runner.GinkgoCLI).
 	switch base := filepath.Base(os.Args[0]); {
 	case strings.HasSuffix(base, ".test"):
 		os.Exit(runSpecs(os.Args[1:]))
-	case base == ginkgoProgram:
-		os.Exit(runGinkgoCLI(os.Args[1:]))
+	case base == runner.GinkgoProgram:
+		os.Exit(runner.GinkgoCLI(os.Args[1:]))
 	}
-	ctx, in := catchInterrupts(context.Background())
+	ctx, in := runner.CatchInterrupts(context.Background())
 	err := newRootCommand().ExecuteContext(ctx)
-	in.stop()
+	in.Stop()
 	os.Exit(int(exitWith(ctx, err)))
 }
 
@@ -43,8 +42,8 @@ func exitWith(ctx context.Context, err error) exitcode.Code {
 		return exitcode.OK
 	}
 	code := exitcode.Of(err)
-	if in := interruptsOf(ctx); in.interrupted() || errors.Is(err, context.Canceled) {
-		code = in.code()
+	if in := runner.InterruptsOf(ctx); in.Interrupted() || errors.Is(err, context.Canceled) {
+		code = in.Code()
 	}
 	if code == exitcode.Interrupted || code == exitcode.Terminated {
 		fmt.Fprintf(os.Stderr, "kubeproof: %s\n", code)
@@ -62,4 +61,4 @@ func exitWith(ctx context.Context, err error) exitcode.Code {
 
 // errReported marks an outcome already printed (Ginkgo printed the failed
 // specs); only its exit code remains to be given.
-var errReported = errors.New("already reported")
+var errReported = runner.ErrReported

@@ -65,7 +65,7 @@ func runMatrix(cmd *cobra.Command, o *options, r *runOptions, versions []string)
 	if cmd.Flags().Changed("kubernetes-version") || cmd.Flags().Changed("etcd-version") || cmd.Flags().Changed("keep") {
 		return exitcode.Errorf(exitcode.Usage, "matrix picks each release's etcd and removes each cluster: --kubernetes-version, --etcd-version and --keep go with run")
 	}
-	if o.provider == "kubeconfig" {
+	if o.Provider == "kubeconfig" {
 		return exitcode.Errorf(exitcode.Usage, "matrix makes a cluster of each release: use --provider local or kind, not kubeconfig")
 	}
 	pr := printer()
@@ -86,7 +86,7 @@ func runMatrix(cmd *cobra.Command, o *options, r *runOptions, versions []string)
 	var worst error
 	for i, v := range versions {
 		pr.Infof("release %d of %d: Kubernetes %s", i+1, len(versions), v)
-		o.kubernetesVersion, o.etcdVersion = v, ""
+		o.KubernetesVersion, o.EtcdVersion = v, ""
 		one := *r
 		one.reportDir = filepath.Join(base, v)
 		err := run(cmd, o, &one)

@@ -19,6 +19,7 @@ import (
 	"github.com/kubeproof/kubeproof/internal/cli/judge"
 	"github.com/kubeproof/kubeproof/internal/cli/report"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/runner"
 )
 
 // run runs the CLI in this process and returns its exit code and stdout.
@@ -109,7 +110,7 @@ func TestStatusAndDryRunJSON(t *testing.T) {
 	if !strings.Contains(string(down), `"up":false,"parts":[]`) {
 		t.Errorf("status of a cluster that is not up %s", down)
 	}
-	dr, _ := json.Marshal(dryRunDoc([]selectedSpec{{ID: "podflow-create", Text: "Pod creation flow ...", Claims: []string{"000-KUBECTL-HTTP"}}, {ID: "x"}}, 54))
+	dr, _ := json.Marshal(dryRunDoc([]runner.SelectedSpec{{ID: "podflow-create", Text: "Pod creation flow ...", Claims: []string{"000-KUBECTL-HTTP"}}, {ID: "x"}}, 54))
 	if got := keys(t, dr); !slices.Equal(got, []string{"schemaVersion", "specs", "total"}) {
 		t.Errorf("dry-run keys %v", got)
 	}
@@ -161,7 +162,7 @@ func TestReportRefutedFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, specsReportName), specs, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, runner.SpecsReportName), specs, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	failures := func() int {
@@ -230,7 +231,7 @@ func TestReportKeepsPartial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, specsReportName), specs, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, runner.SpecsReportName), specs, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	verdict := func() (string, string) {
