@@ -10,11 +10,13 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/internal/cli/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
 	"github.com/kubeproof/kubeproof/internal/provision/binaries"
 	"github.com/kubeproof/kubeproof/internal/provision/debpkg"
 	"github.com/kubeproof/kubeproof/internal/provision/imagebuild"
+	"github.com/kubeproof/kubeproof/internal/provision/releases"
 )
 
 // providerCommand is a command that acts on the cluster the flags name.
@@ -149,16 +151,16 @@ func newVersionCommand() *cobra.Command {
 
 // versionLine is what `kubeproof version` and `kubeproof --version` print.
 func versionLine() string {
-	return fmt.Sprintf("kubeproof %s (Kubernetes %s, etcd %s by default)", version(), cluster.DefaultKubernetesVersion, cluster.EtcdVersionFor(cluster.DefaultKubernetesVersion))
+	return fmt.Sprintf("kubeproof %s (Kubernetes %s, etcd %s by default)", version(), releases.DefaultKubernetesVersion, releases.EtcdVersionFor(releases.DefaultKubernetesVersion))
 }
 
 // releaseFlags are --kubernetes-version and --etcd-version; an empty etcd
 // version means the one that goes with the Kubernetes release.
 func releaseFlags(f *pflag.FlagSet, kubernetes, etcd *string, kubernetesHelp, etcdHelp string) {
-	f.StringVar(kubernetes, "kubernetes-version", cluster.DefaultKubernetesVersion,
-		kubernetesHelp+" (tested: "+strings.Join(cluster.SupportedKubernetesMinors(), ", ")+")")
-	f.StringVar(etcd, "etcd-version", "", etcdHelp+" (default: the release that goes with --kubernetes-version, "+
-		cluster.EtcdVersionFor(cluster.DefaultKubernetesVersion)+" for "+cluster.DefaultKubernetesVersion+")")
+	f.StringVar(kubernetes, clusterflags.KubernetesVersion.Name, releases.DefaultKubernetesVersion,
+		kubernetesHelp+" (tested: "+strings.Join(releases.SupportedKubernetesMinors(), ", ")+")")
+	f.StringVar(etcd, clusterflags.EtcdVersion.Name, "", etcdHelp+" (default: the release that goes with --"+clusterflags.KubernetesVersion.Name+", "+
+		releases.EtcdVersionFor(releases.DefaultKubernetesVersion)+" for "+releases.DefaultKubernetesVersion+")")
 }
 
 func shellQuote(s string) string {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/internal/provision/create"
 )
 
 // completeWith gives a flag's completions: the candidates that start with
@@ -72,7 +72,7 @@ func specLabels() []string {
 
 func providerNames() []string {
 	var out []string
-	for _, r := range cluster.Registered() {
+	for _, r := range create.Registered() {
 		out = append(out, r.Name)
 	}
 	return out

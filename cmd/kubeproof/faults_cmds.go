@@ -13,11 +13,12 @@ import (
 
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/internal/cli/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/cli/faultmatrix"
 	"github.com/kubeproof/kubeproof/internal/cli/report"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/pki"
+	"github.com/kubeproof/kubeproof/internal/provision/create"
 )
 
 type faultsOptions struct {
@@ -153,13 +154,13 @@ func runBroken(ctx context.Context, o *options, s suiteRun, f faultmatrix.Fault,
 	if err != nil {
 		return report.Report{}, fmt.Errorf("fault %s: %w", f.ID, err)
 	}
-	compArgs, err := cluster.ParseComponentArgs(args)
+	compArgs, err := clusterflags.ParseComponentArgs(args)
 	if err != nil {
 		return report.Report{}, err
 	}
 	shape := o.shape(compArgs)
 	shape.Without, shape.Ephemeral = f.Without, true
-	p, err := cluster.New(o.provider, o.providerOptions(shape, printer()))
+	p, err := create.New(o.provider, o.providerOptions(shape, printer())...)
 	if err != nil {
 		return report.Report{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/internal/cli/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/provision/binaries"
 	"github.com/kubeproof/kubeproof/internal/provision/imagebuild"
@@ -48,7 +49,7 @@ Docker is the one $DOCKER_HOST names, else kubeproof's private daemon if it runs
 	}
 	f := build.Flags()
 	releaseFlags(f, &o.kubernetesVersion, &o.etcdVersion, "Kubernetes release of the node", "etcd release of the node's etcd image")
-	f.StringVar(&o.debianMirror, "debian-mirror", os.Getenv("KUBEPROOF_DEBIAN_MIRROR"), debianMirrorHelp)
+	clusterflags.DebianMirror.String(f, &o.debianMirror, os.Getenv("KUBEPROOF_DEBIAN_MIRROR"))
 	cmd.AddCommand(build, newImageListCommand(o), newImagePushCommand(o), newImageBuildCLICommand(o))
 	return cmd
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	// Every provider kubeproof has (local, kind, kubeconfig).
+	"github.com/kubeproof/kubeproof/framework/cluster"
 	_ "github.com/kubeproof/kubeproof/internal/provision/providers"
 )
 
@@ -42,7 +43,7 @@ func exitWith(ctx context.Context, err error) exitcode.Code {
 	if err == nil {
 		return exitcode.OK
 	}
-	code := exitcode.Of(err)
+	code := exitCode(err)
 	if in := interruptsOf(ctx); in.interrupted() || errors.Is(err, context.Canceled) {
 		code = in.code()
 	}
@@ -56,6 +57,23 @@ func exitWith(ctx context.Context, err error) exitcode.Code {
 		for _, l := range lines[1:] {
 			fmt.Fprintf(os.Stderr, "    %s\n", l)
 		}
+	}
+	return code
+}
+
+// exitCode is the code err was marked with; an unmarked failure to reach
+// a cluster (the cluster contract knows no exit codes) gets the code that
+// tells a bad kubeconfig from a cluster that does not answer.
+func exitCode(err error) exitcode.Code {
+	code := exitcode.Of(err)
+	if code != exitcode.Internal {
+		return code
+	}
+	switch {
+	case errors.Is(err, cluster.ErrKubeconfig):
+		return exitcode.Kubeconfig
+	case errors.Is(err, cluster.ErrUnreachable):
+		return exitcode.Unreachable
 	}
 	return code
 }

@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/internal/cli/report"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/provision/releases"
 )
 
 func newMatrixCommand(o *options) *cobra.Command {
@@ -38,7 +38,7 @@ with kubeproof report merge. Exit code: the worst of the releases' runs.`,
 	addClusterFlags(cmd, o)
 	addRunFlags(cmd, r, "kubeproof-matrix")
 	f := cmd.Flags()
-	f.StringSliceVar(&versions, "kubernetes-versions", nil, "Kubernetes releases to run, in order (e.g. v1.36.3,v1.37.2; tested minors: "+strings.Join(cluster.SupportedKubernetesMinors(), ", ")+")")
+	f.StringSliceVar(&versions, "kubernetes-versions", nil, "Kubernetes releases to run, in order (e.g. v1.36.3,v1.37.2; tested minors: "+strings.Join(releases.SupportedKubernetesMinors(), ", ")+")")
 	// Each release gets its own etcd, and the cluster goes after each.
 	for _, name := range []string{"kubernetes-version", "etcd-version", "keep"} {
 		_ = f.MarkHidden(name)

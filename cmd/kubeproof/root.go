@@ -10,9 +10,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/internal/cli/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
-	"github.com/kubeproof/kubeproof/internal/provision/kind"
+	"github.com/kubeproof/kubeproof/internal/provision/create"
 )
 
 // options are the flags shared by the commands.
@@ -74,12 +75,12 @@ Pod, and reports per claim whether the cluster confirmed it.`,
 		return exitcode.With(exitcode.Usage, err)
 	})
 	pf := root.PersistentFlags()
-	pf.StringVar(&o.provider, "provider", "local", providerHelp())
-	pf.StringVar(&o.name, "name", cluster.DefaultName, "cluster name (providers that make clusters)")
-	pf.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of an existing cluster (kubeconfig provider; default: as kubectl, $KUBECONFIG then ~/.kube/config)")
-	pf.StringVar(&o.context, "context", "", "kubeconfig context (kubeconfig provider)")
-	pf.BoolVar(&o.disposable, "disposable", false, "nobody else uses the existing cluster: also run the specs that add Nodes, label real ones, compact etcd or bind roles in default (kubeconfig provider)")
-	pf.StringVar(&o.cacheDir, "cache-dir", cluster.DefaultCacheDir(), "where built binaries and images are cached ($KUBEPROOF_CACHE_DIR)")
+	clusterflags.Provider.String(pf, &o.provider, "local")
+	clusterflags.Name.String(pf, &o.name, create.DefaultName)
+	clusterflags.Kubeconfig.String(pf, &o.kubeconfig, "")
+	clusterflags.Context.String(pf, &o.context, "")
+	clusterflags.Disposable.Bool(pf, &o.disposable, false)
+	clusterflags.CacheDir.String(pf, &o.cacheDir, create.DefaultCacheDir())
 
 	root.AddCommand(
 		newUpCommand(o), newDownCommand(o), newStatusCommand(o), newEnvCommand(o),
@@ -113,24 +114,20 @@ func groupCommand(use, short, long string) *cobra.Command {
 func addClusterFlags(cmd *cobra.Command, o *options) {
 	f := cmd.Flags()
 	releaseFlags(f, &o.kubernetesVersion, &o.etcdVersion, "Kubernetes release to build and run", "etcd release to build and run")
-	f.StringArrayVar(&o.componentArgs, "component-arg", nil, "extra flag for a component, COMPONENT=--flag=value (repeatable), e.g. kube-apiserver=--anonymous-auth=false")
-	f.StringSliceVar(&o.without, "without", nil, optionalHelp())
-	f.StringVar(&o.podCIDR, "pod-cidr", "10.244.0.0/16", "pod network of the cluster (routed to the node, never outside)")
-	f.StringVar(&o.serviceCIDR, "service-cidr", "10.96.0.0/16", "Service ClusterIP range")
-	f.IntVar(&o.apiServerPort, "apiserver-port", 6443, "kube-apiserver port (on the cluster's own host-side address; local provider)")
-	f.IntVar(&o.etcdMembers, "etcd-members", 1, "etcd members, each a process of its own: 1 or 3 (local provider)")
-	f.StringVar(&o.admissionConfig, "admission-control-config-file", "", "kube-apiserver's admission configuration (an AdmissionConfiguration), e.g. PodSecurity enforcing restricted by default: fixtures/admission/podsecurity-restricted.yaml (local provider)")
-	f.IntVar(&o.workers, "workers", kind.DefaultWorkers, "worker nodes besides the control plane (kind provider)")
-	f.StringVar(&o.nodeImage, "node-image", "", "kind node image to use instead of kubeproof's own, pulled if Docker lacks it; kubeproof's images and CNI plugins are put into its nodes (kind provider)")
-	f.StringVar(&o.debianMirror, "debian-mirror", os.Getenv("KUBEPROOF_DEBIAN_MIRROR"), debianMirrorHelp)
-	f.BoolVar(&o.loadImages, "load-images", true, "load the images the specs run into the nodes (false: the nodes pull them from --image-registry)")
-	f.StringVar(&o.imageRegistry, "image-registry", "", "registry the nodes pull the images the specs run from (host[:port][/path]); run pushes what is missing there first, up only sets the nodes up for it")
-	f.BoolVar(&o.insecureRegistry, "insecure-registry", false, "--image-registry speaks plain HTTP (the nodes' containerd gets a mirror for it; on kind, a registry on 127.0.0.1 is reached at the nodes' gateway)")
+	clusterflags.ComponentArg.StringArray(f, &o.componentArgs)
+	clusterflags.Without.StringSlice(f, &o.without)
+	clusterflags.PodCIDR.String(f, &o.podCIDR, "10.244.0.0/16")
+	clusterflags.ServiceCIDR.String(f, &o.serviceCIDR, "10.96.0.0/16")
+	clusterflags.APIServerPort.Int(f, &o.apiServerPort, 6443)
+	clusterflags.EtcdMembers.Int(f, &o.etcdMembers, 1)
+	clusterflags.AdmissionConfig.String(f, &o.admissionConfig, "")
+	clusterflags.Workers.Int(f, &o.workers, create.DefaultWorkers)
+	clusterflags.NodeImage.String(f, &o.nodeImage, "")
+	clusterflags.DebianMirror.String(f, &o.debianMirror, os.Getenv("KUBEPROOF_DEBIAN_MIRROR"))
+	clusterflags.LoadImages.Bool(f, &o.loadImages, true)
+	clusterflags.ImageRegistry.String(f, &o.imageRegistry, "")
+	clusterflags.InsecureRegistry.Bool(f, &o.insecureRegistry, false)
 }
-
-// debianMirrorHelp describes --debian-mirror, which kubeproof's node image
-// reads (up, run, image build-node).
-const debianMirrorHelp = "Debian mirror to bootstrap the kind node image's root filesystem from, as Debian bookworm, e.g. http://HOST/debian ($KUBEPROOF_DEBIAN_MIRROR; default: this machine's apt sources: their Debian mirror, or on Ubuntu the archive of the machine's own release)"
 
 // newProvider builds the provider the flags name. A cluster that a killed
 // kubeproof command left behind is removed first, saying so.
@@ -163,54 +160,41 @@ func reapAbandoned(ctx context.Context, p cluster.Provider, pr *progress.Printer
 	return nil
 }
 
-// providerFlags are the flags only some providers read (see
-// cluster.Registration.Flags); shapeFlags shape a cluster kubeproof makes.
-var (
-	providerFlags = []string{"apiserver-port", "etcd-members", "admission-control-config-file", "workers", "node-image", "debian-mirror", "kubeconfig", "context", "disposable"}
-	shapeFlags    = []string{"component-arg", "without", "pod-cidr", "service-cidr", "kubernetes-version", "etcd-version", "name", "load-images"}
-)
-
 // makeProvider builds the provider the flags name, through the registry. A
 // flag the provider does not read is a usage error, never silently ignored.
 func makeProvider(cmd *cobra.Command, o *options, pr *progress.Printer) (cluster.Provider, error) {
-	reg, err := cluster.Lookup(o.provider)
+	reg, err := create.Lookup(o.provider)
 	if err != nil {
 		return nil, err
 	}
 	changed := func(name string) bool { f := cmd.Flags().Lookup(name); return f != nil && f.Changed }
-	for _, name := range providerFlags {
-		if changed(name) && !reg.Accepts(name) {
-			return nil, exitcode.Errorf(exitcode.Usage, "--%s is not for the %s provider (%s)", name, reg.Name, reg.Summary)
-		}
+	if err := clusterflags.Refuse(reg, changed); err != nil {
+		return nil, err
 	}
-	if !reg.Makes {
-		for _, name := range shapeFlags {
-			if changed(name) {
-				return nil, exitcode.Errorf(exitcode.Usage, "--%s shapes a cluster kubeproof makes; the %s provider uses an existing one", name, reg.Name)
-			}
-		}
-	}
-	compArgs, err := cluster.ParseComponentArgs(o.componentArgs)
+	compArgs, err := clusterflags.ParseComponentArgs(o.componentArgs)
 	if err != nil {
 		return nil, err
 	}
-	opts := o.providerOptions(o.shape(compArgs), pr)
-	opts.Kubeconfig, opts.Context, opts.Disposable = o.kubeconfig, o.context, o.disposable
+	local := create.Local{APIServerPort: o.apiServerPort, EtcdMembers: o.etcdMembers}
 	if o.admissionConfig != "" {
 		// The provider keeps its own copy: the cluster does not depend
 		// on the file staying where it is.
-		if opts.AdmissionConfig, err = os.ReadFile(o.admissionConfig); err != nil {
-			return nil, exitcode.Errorf(exitcode.Usage, "--admission-control-config-file: %v", err)
+		if local.AdmissionConfig, err = os.ReadFile(o.admissionConfig); err != nil {
+			return nil, exitcode.Errorf(exitcode.Usage, "--%s: %v", clusterflags.AdmissionConfig.Name, err)
 		}
 	}
-	return cluster.New(o.provider, opts)
+	opts := append(o.providerOptions(o.shape(compArgs), pr),
+		create.WithLocal(local),
+		create.WithExisting(create.Existing{Kubeconfig: o.kubeconfig, Context: o.context, Disposable: o.disposable}))
+	return create.New(o.provider, opts...)
 }
 
 // providerOptions are the options of a cluster kubeproof makes, from the
 // flags.
-func (o *options) providerOptions(shape cluster.Shape, pr *progress.Printer) cluster.Options {
-	return cluster.Options{Shape: shape, Progress: pr,
-		APIServerPort: o.apiServerPort, EtcdMembers: o.etcdMembers, Workers: o.workers, NodeImage: o.nodeImage, DebianMirror: o.debianMirror}
+func (o *options) providerOptions(shape create.Shape, pr *progress.Printer) []create.Option {
+	return []create.Option{create.WithShape(shape), create.WithProgress(pr),
+		create.WithLocal(create.Local{APIServerPort: o.apiServerPort, EtcdMembers: o.etcdMembers}),
+		create.WithKind(create.Kind{Workers: o.workers, NodeImage: o.nodeImage, DebianMirror: o.debianMirror})}
 }
 
 // printer is where progress goes: stderr, so that stdout stays parseable.
@@ -225,33 +209,13 @@ func printStatus(s cluster.Status) {
 // makesClusters reports whether the provider brings clusters up and down
 // (as opposed to using one that exists).
 func makesClusters(provider string) bool {
-	reg, err := cluster.Lookup(provider)
+	reg, err := create.Lookup(provider)
 	return err == nil && reg.Makes
 }
 
-// providerHelp describes the registered providers for --provider.
-func providerHelp() string {
-	var parts []string
-	for _, r := range cluster.Registered() {
-		parts = append(parts, fmt.Sprintf("%s (%s)", r.Name, r.Summary))
-	}
-	return "cluster provider: " + strings.Join(parts, ", ")
-}
-
-// optionalHelp lists the components providers can leave out.
-func optionalHelp() string {
-	var parts []string
-	for _, r := range cluster.Registered() {
-		if len(r.Optional) > 0 {
-			parts = append(parts, r.Name+": "+strings.Join(r.Optional, ", "))
-		}
-	}
-	return "leave a component out (" + strings.Join(parts, "; ") + ")"
-}
-
 // shape is the cluster shape the flags describe.
-func (o *options) shape(componentArgs map[string][]string) cluster.Shape {
-	return cluster.Shape{
+func (o *options) shape(componentArgs map[string][]string) create.Shape {
+	return create.Shape{
 		Name:              o.name,
 		KubernetesVersion: o.kubernetesVersion,
 		EtcdVersion:       o.etcdVersion,
