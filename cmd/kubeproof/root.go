@@ -175,17 +175,17 @@ func makeProvider(cmd *cobra.Command, o *options, pr *progress.Printer) (cluster
 	if err != nil {
 		return nil, err
 	}
-	local := create.Local{APIServerPort: o.apiServerPort, EtcdMembers: o.etcdMembers}
+	opts := append(o.providerOptions(o.shape(compArgs), pr),
+		create.WithExisting(create.Existing{Kubeconfig: o.kubeconfig, Context: o.context, Disposable: o.disposable}))
 	if o.admissionConfig != "" {
 		// The provider keeps its own copy: the cluster does not depend
 		// on the file staying where it is.
-		if local.AdmissionConfig, err = os.ReadFile(o.admissionConfig); err != nil {
+		data, err := os.ReadFile(o.admissionConfig)
+		if err != nil {
 			return nil, exitcode.Errorf(exitcode.Usage, "--%s: %v", clusterflags.AdmissionConfig.Name, err)
 		}
+		opts = append(opts, create.WithLocal(create.Local{APIServerPort: o.apiServerPort, EtcdMembers: o.etcdMembers, AdmissionConfig: data}))
 	}
-	opts := append(o.providerOptions(o.shape(compArgs), pr),
-		create.WithLocal(local),
-		create.WithExisting(create.Existing{Kubeconfig: o.kubeconfig, Context: o.context, Disposable: o.disposable}))
 	return create.New(o.provider, opts...)
 }
 

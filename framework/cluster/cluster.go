@@ -1,6 +1,11 @@
-// Package cluster defines what kubeproof needs from a Kubernetes cluster: a
-// Provider that brings one up and down, and the Info suites read to reach it
-// and to know what it can do.
+// Package cluster is the contract between the specs and the clusters they
+// check: the Info suites read to reach a cluster and to know what it can
+// do (its capabilities), the Provider behind it with its optional
+// abilities, and Open, which finds that provider from the Info. How a
+// cluster is made (its shape, the providers' options, the registry that
+// makes them) is the provisioning side's, internal/provision/create; this
+// package speaks neither provisioning nor the CLI (no exit codes, no flag
+// names), so that a spec stands on it alone.
 //
 // Providers differ in what they expose. A check that needs something a
 // provider lacks (the audit log, etcd, control-plane flags) skips with the
@@ -40,7 +45,7 @@ const (
 	// RegistryPull: nodes pull images from a registry the harness can fill.
 	RegistryPull Capability = "RegistryPull"
 	// Disposable: nobody but kubeproof uses the cluster (it made it, or its
-	// user said so with --disposable), so specs may change what other
+	// user said so), so specs may change what other
 	// users would notice: add Nodes, label real ones, compact etcd, bind
 	// RBAC roles in default.
 	Disposable Capability = "Disposable"

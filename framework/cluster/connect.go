@@ -51,7 +51,7 @@ func RESTConfig(path, kubeContext string) (*rest.Config, error) {
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
 	switch {
 	case clientcmd.IsEmptyConfig(err):
-		return nil, kubeconfigErrorf("no kubeconfig: name one, set $KUBECONFIG or create ~/.kube/config")
+		return nil, kubeconfigErrorf("no kubeconfig: none named, no $KUBECONFIG and no ~/.kube/config")
 	case err != nil:
 		return nil, kubeconfigErrorf("kubeconfig %s is invalid: %v", describeRules(rules), err)
 	}

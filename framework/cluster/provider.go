@@ -4,7 +4,7 @@ import "context"
 
 // Provider brings one cluster up and down.
 type Provider interface {
-	// Name is the provider's name, as given to --provider.
+	// Name is the provider's name, as registered.
 	Name() string
 	// Up makes the cluster (or checks that it is reachable) and returns its
 	// info. On failure it leaves nothing behind.
@@ -33,7 +33,7 @@ type StatusLine struct {
 }
 
 // InfoFiler is a provider that keeps its cluster's Info in a file, for the
-// spec runner's --kubeproof.cluster-info.
+// spec runner, which reads it from there.
 type InfoFiler interface {
 	InfoFile() string
 }
