@@ -75,7 +75,7 @@ $(GOLANGCI_LINT):
 lint: $(ACTIONLINT) $(GOLANGCI_LINT)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) vet -tags e2e ./suites/... ./cmd/...
+	$(GO) vet -tags e2e ./suites/... ./cmd/... ./internal/runner
 	$(GO) vet -tags browser ./internal/cli/report
 	$(GO) mod tidy -diff
 	ci/actionlint.sh $(ACTIONLINT)
@@ -150,7 +150,7 @@ faults-ci: build
 ## SIGINTs, SIGKILL then down): exit code, time to exit, partial report,
 ## nothing left on the machine
 interrupt: build
-	$(GO) test -tags e2e -count=1 -run TestInterrupt -v ./cmd/kubeproof
+	$(GO) test -tags e2e -count=1 -run TestInterrupt -v ./internal/runner
 
 ## registry: a cluster kubeproof made, checked as one it did not: its nodes
 ## pull kubeproof's images from a registry served here, the suites reach it

@@ -6,17 +6,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/internal/cli/artifacts"
 	"github.com/kubeproof/kubeproof/internal/cli/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
-	"github.com/kubeproof/kubeproof/internal/provision/binaries"
-	"github.com/kubeproof/kubeproof/internal/provision/debpkg"
-	"github.com/kubeproof/kubeproof/internal/provision/imagebuild"
-	"github.com/kubeproof/kubeproof/internal/provision/releases"
 )
 
 // providerCommand is a command that acts on the cluster the flags name.
@@ -43,7 +38,7 @@ func newUpCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			printer().Infof("up in %s; use it with: eval $(kubeproof env --name %s)", progress.Round(time.Since(begin)), o.name)
+			printer().Infof("up in %s; use it with: eval $(kubeproof env --name %s)", progress.Round(time.Since(begin)), o.Name)
 			fmt.Printf("KUBECONFIG=%s\n", info.Kubeconfig)
 			return nil
 		})
@@ -65,14 +60,14 @@ func newStatusCommand(o *options) *cobra.Command {
 				return err
 			}
 			if output == "json" {
-				if err := writeJSON(cmd.OutOrStdout(), statusDoc(o.provider, o.name, s)); err != nil {
+				if err := writeJSON(cmd.OutOrStdout(), statusDoc(o.Provider, o.Name, s)); err != nil {
 					return err
 				}
 			} else {
 				printStatus(s)
 			}
 			if !s.Up {
-				return exitcode.Errorf(exitcode.Unreachable, "cluster %q is not up", o.name)
+				return exitcode.Errorf(exitcode.Unreachable, "cluster %q is not up", o.Name)
 			}
 			return nil
 		})
@@ -108,33 +103,11 @@ func newPrepareCommand(o *options) *cobra.Command {
 		Short: "Install host packages, build Kubernetes and etcd, and pack our images, without starting a cluster",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			pr := printer()
-			if err := debpkg.Ensure(cmd.Context(), debpkg.LocalCluster, pr); err != nil {
-				return err
-			}
-			set, err := binaries.Ensure(cmd.Context(), binaries.Options{
-				KubernetesVersion: o.kubernetesVersion, EtcdVersion: o.etcdVersion, CacheDir: o.cacheDir, Progress: pr,
-			})
-			if err != nil {
-				return err
-			}
-			pr.Infof("Kubernetes binaries in %s, etcd in %s", set.KubernetesDir, set.EtcdDir)
-			dir, err := imagebuild.ProgramDir()
-			if err != nil {
-				return err
-			}
-			for _, img := range images.All {
-				tar, err := imagebuild.Build(img, dir, o.cacheDir)
-				if err != nil {
-					return err
-				}
-				pr.Infof("image %s in %s", img.Ref, tar)
-			}
-			return nil
+			return artifacts.Prepare(cmd.Context(), releases(o), printer())
 		},
 	}
 	f := cmd.Flags()
-	releaseFlags(f, &o.kubernetesVersion, &o.etcdVersion, "Kubernetes release to build", "etcd release to build")
+	clusterflags.Releases(f, &o.KubernetesVersion, &o.EtcdVersion, "Kubernetes release to build", "etcd release to build")
 	return cmd
 }
 
@@ -151,16 +124,7 @@ func newVersionCommand() *cobra.Command {
 
 // versionLine is what `kubeproof version` and `kubeproof --version` print.
 func versionLine() string {
-	return fmt.Sprintf("kubeproof %s (Kubernetes %s, etcd %s by default)", version(), releases.DefaultKubernetesVersion, releases.EtcdVersionFor(releases.DefaultKubernetesVersion))
-}
-
-// releaseFlags are --kubernetes-version and --etcd-version; an empty etcd
-// version means the one that goes with the Kubernetes release.
-func releaseFlags(f *pflag.FlagSet, kubernetes, etcd *string, kubernetesHelp, etcdHelp string) {
-	f.StringVar(kubernetes, clusterflags.KubernetesVersion.Name, releases.DefaultKubernetesVersion,
-		kubernetesHelp+" (tested: "+strings.Join(releases.SupportedKubernetesMinors(), ", ")+")")
-	f.StringVar(etcd, clusterflags.EtcdVersion.Name, "", etcdHelp+" (default: the release that goes with --"+clusterflags.KubernetesVersion.Name+", "+
-		releases.EtcdVersionFor(releases.DefaultKubernetesVersion)+" for "+releases.DefaultKubernetesVersion+")")
+	return fmt.Sprintf("kubeproof %s (%s by default)", version(), clusterflags.DefaultReleases())
 }
 
 func shellQuote(s string) string {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/internal/provision/create"
+	"github.com/kubeproof/kubeproof/internal/cli/clusterflags"
 )
 
 // completeWith gives a flag's completions: the candidates that start with
@@ -70,13 +70,7 @@ func specLabels() []string {
 	return out
 }
 
-func providerNames() []string {
-	var out []string
-	for _, r := range create.Registered() {
-		out = append(out, r.Name)
-	}
-	return out
-}
+func providerNames() []string { return clusterflags.ProviderNames() }
 
 // registerCompletions completes claim IDs, documents, label filters,
 // providers and the values of --junit-refuted-as and -o wherever a command

@@ -1,18 +1,17 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/internal/cli/artifacts"
 	"github.com/kubeproof/kubeproof/internal/cli/clusterflags"
+	"github.com/kubeproof/kubeproof/internal/cli/dockerapi"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
-	"github.com/kubeproof/kubeproof/internal/provision/binaries"
-	"github.com/kubeproof/kubeproof/internal/provision/imagebuild"
-	"github.com/kubeproof/kubeproof/internal/provision/nodeimage"
+	"github.com/kubeproof/kubeproof/internal/runner"
 )
 
 // newImageCommand groups the commands that make images.
@@ -30,26 +29,21 @@ Docker is the one $DOCKER_HOST names, else kubeproof's private daemon if it runs
 /var/run/docker.sock.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			host, err := dockerHost(cmd.Context())
+			host, err := dockerapi.Host(cmd.Context())
 			if err != nil {
 				return err
 			}
-			pr := printer()
-			res, err := nodeimage.Ensure(cmd.Context(), nodeimage.Options{
-				KubernetesVersion: o.kubernetesVersion, EtcdVersion: o.etcdVersion,
-				CacheDir: o.cacheDir, DockerHost: host, DebianMirror: o.debianMirror, Progress: pr,
-			})
+			ref, err := artifacts.NodeImage(cmd.Context(), releases(o), host, o.DebianMirror, runner.Printer())
 			if err != nil {
 				return err
 			}
-			pr.Infof("%s", res)
-			fmt.Println(res.Ref)
+			fmt.Println(ref)
 			return nil
 		},
 	}
 	f := build.Flags()
-	releaseFlags(f, &o.kubernetesVersion, &o.etcdVersion, "Kubernetes release of the node", "etcd release of the node's etcd image")
-	clusterflags.DebianMirror.String(f, &o.debianMirror, os.Getenv("KUBEPROOF_DEBIAN_MIRROR"))
+	clusterflags.Releases(f, &o.KubernetesVersion, &o.EtcdVersion, "Kubernetes release of the node", "etcd release of the node's etcd image")
+	clusterflags.DebianMirror.String(f, &o.DebianMirror, os.Getenv("KUBEPROOF_DEBIAN_MIRROR"))
 	cmd.AddCommand(build, newImageListCommand(o), newImagePushCommand(o), newImageBuildCLICommand(o))
 	return cmd
 }
@@ -70,21 +64,7 @@ It holds this kubeproof, the programs of the images the specs run, and kubectl o
 ` + "`kubeproof run --provider kubeconfig --report-dir /reports`" + `.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			programs, err := imagebuild.ProgramDir()
-			if err != nil {
-				return err
-			}
-			bin, err := binaries.Ensure(cmd.Context(), binaries.Options{
-				KubernetesVersion: o.kubernetesVersion, EtcdVersion: o.etcdVersion, CacheDir: o.cacheDir, Progress: printer(),
-			})
-			if err != nil {
-				return err
-			}
-			image, err := imagebuild.CLI(programs, bin.Path("kubectl"))
-			if err != nil {
-				return err
-			}
-			if err := imagebuild.WriteArchive(output, tag, image); err != nil {
+			if err := artifacts.CLIImage(cmd.Context(), releases(o), output, tag, runner.Printer()); err != nil {
 				return err
 			}
 			fmt.Printf("%s\t%s\n", tag, output)
@@ -94,7 +74,7 @@ It holds this kubeproof, the programs of the images the specs run, and kubectl o
 	f := cmd.Flags()
 	f.StringVarP(&output, "output", "o", "kubeproof-image.tar", "the docker archive to write")
 	f.StringVar(&tag, "tag", "kubeproof/kubeproof:"+version(), "the image's name in the archive")
-	releaseFlags(f, &o.kubernetesVersion, &o.etcdVersion, "Kubernetes release of the image's kubectl", "etcd release (not in the image)")
+	clusterflags.Releases(f, &o.KubernetesVersion, &o.EtcdVersion, "Kubernetes release of the image's kubectl", "etcd release (not in the image)")
 	return cmd
 }
 
@@ -105,7 +85,7 @@ func newImageListCommand(o *options) *cobra.Command {
 		Short: "List the images the specs run, with their digests (built from this binary's programs)",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			built, err := buildWorkloads(o.cacheDir)
+			built, err := artifacts.Workloads(o.CacheDir)
 			if err != nil {
 				return err
 			}
@@ -139,7 +119,7 @@ kubeproof run --provider kubeconfig --image-registry REG.`,
 			if registry == "" {
 				return exitcode.Errorf(exitcode.Usage, "--registry is required")
 			}
-			return pushWorkloads(cmd.Context(), o.cacheDir, registry, insecure)
+			return artifacts.PushWorkloads(cmd.Context(), o.CacheDir, registry, insecure, runner.Printer())
 		},
 	}
 	cmd.Flags().StringVar(&registry, "registry", "", "registry (host[:port][/path]) to push to")
@@ -147,41 +127,7 @@ kubeproof run --provider kubeconfig --image-registry REG.`,
 	return cmd
 }
 
-// buildWorkloads builds (or finds) the images the specs run.
-func buildWorkloads(cacheDir string) ([]imagebuild.Built, error) {
-	programs, err := imagebuild.ProgramDir()
-	if err != nil {
-		return nil, err
-	}
-	var out []imagebuild.Built
-	for _, img := range images.Workloads {
-		b, err := imagebuild.Load(img, programs, cacheDir)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, b)
-	}
-	return out, nil
-}
-
-// pushWorkloads pushes the images the specs run to registry, saying what it
-// did for each.
-func pushWorkloads(ctx context.Context, cacheDir, registry string, insecure bool) error {
-	built, err := buildWorkloads(cacheDir)
-	if err != nil {
-		return err
-	}
-	pr := printer()
-	for _, b := range built {
-		ref, pushed, err := b.Push(ctx, registry, insecure)
-		if err != nil {
-			return err
-		}
-		state := "already there"
-		if pushed {
-			state = "pushed"
-		}
-		pr.Infof("%s %s (%s)", ref, state, b.Digest)
-	}
-	return nil
+// releases are the releases the flags name, and where builds are cached.
+func releases(o *options) artifacts.Releases {
+	return artifacts.Releases{KubernetesVersion: o.KubernetesVersion, EtcdVersion: o.EtcdVersion, CacheDir: o.CacheDir}
 }

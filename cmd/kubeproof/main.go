@@ -17,23 +17,21 @@ import (
 	"strings"
 
 	"github.com/kubeproof/kubeproof/internal/exitcode"
-	// Every provider kubeproof has (local, kind, kubeconfig).
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	_ "github.com/kubeproof/kubeproof/internal/provision/providers"
+	"github.com/kubeproof/kubeproof/internal/runner"
 )
 
 func main() {
 	// Run as a Ginkgo test binary when invoked as one (see specs.go), or
-	// as Ginkgo's CLI for parallel runs (see ginkgo.go).
+	// as Ginkgo's CLI for parallel runs (see runner.GinkgoCLI).
 	switch base := filepath.Base(os.Args[0]); {
 	case strings.HasSuffix(base, ".test"):
 		os.Exit(runSpecs(os.Args[1:]))
-	case base == ginkgoProgram:
-		os.Exit(runGinkgoCLI(os.Args[1:]))
+	case base == runner.GinkgoProgram:
+		os.Exit(runner.GinkgoCLI(os.Args[1:]))
 	}
-	ctx, in := catchInterrupts(context.Background())
+	ctx, in := runner.CatchInterrupts(context.Background())
 	err := newRootCommand().ExecuteContext(ctx)
-	in.stop()
+	in.Stop()
 	os.Exit(int(exitWith(ctx, err)))
 }
 
@@ -43,9 +41,9 @@ func exitWith(ctx context.Context, err error) exitcode.Code {
 	if err == nil {
 		return exitcode.OK
 	}
-	code := exitCode(err)
-	if in := interruptsOf(ctx); in.interrupted() || errors.Is(err, context.Canceled) {
-		code = in.code()
+	code := exitcode.Of(err)
+	if in := runner.InterruptsOf(ctx); in.Interrupted() || errors.Is(err, context.Canceled) {
+		code = in.Code()
 	}
 	if code == exitcode.Interrupted || code == exitcode.Terminated {
 		fmt.Fprintf(os.Stderr, "kubeproof: %s\n", code)
@@ -61,23 +59,6 @@ func exitWith(ctx context.Context, err error) exitcode.Code {
 	return code
 }
 
-// exitCode is the code err was marked with; an unmarked failure to reach
-// a cluster (the cluster contract knows no exit codes) gets the code that
-// tells a bad kubeconfig from a cluster that does not answer.
-func exitCode(err error) exitcode.Code {
-	code := exitcode.Of(err)
-	if code != exitcode.Internal {
-		return code
-	}
-	switch {
-	case errors.Is(err, cluster.ErrKubeconfig):
-		return exitcode.Kubeconfig
-	case errors.Is(err, cluster.ErrUnreachable):
-		return exitcode.Unreachable
-	}
-	return code
-}
-
 // errReported marks an outcome already printed (Ginkgo printed the failed
 // specs); only its exit code remains to be given.
-var errReported = errors.New("already reported")
+var errReported = runner.ErrReported

@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubeproof/kubeproof/internal/cli/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/cli/report"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
-	"github.com/kubeproof/kubeproof/internal/provision/releases"
 )
 
 func newMatrixCommand(o *options) *cobra.Command {
@@ -38,7 +38,7 @@ with kubeproof report merge. Exit code: the worst of the releases' runs.`,
 	addClusterFlags(cmd, o)
 	addRunFlags(cmd, r, "kubeproof-matrix")
 	f := cmd.Flags()
-	f.StringSliceVar(&versions, "kubernetes-versions", nil, "Kubernetes releases to run, in order (e.g. v1.36.3,v1.37.2; tested minors: "+strings.Join(releases.SupportedKubernetesMinors(), ", ")+")")
+	f.StringSliceVar(&versions, "kubernetes-versions", nil, "Kubernetes releases to run, in order (e.g. v1.36.3,v1.37.2; tested minors: "+strings.Join(clusterflags.TestedMinors(), ", ")+")")
 	// Each release gets its own etcd, and the cluster goes after each.
 	for _, name := range []string{"kubernetes-version", "etcd-version", "keep"} {
 		_ = f.MarkHidden(name)
@@ -65,7 +65,7 @@ func runMatrix(cmd *cobra.Command, o *options, r *runOptions, versions []string)
 	if cmd.Flags().Changed("kubernetes-version") || cmd.Flags().Changed("etcd-version") || cmd.Flags().Changed("keep") {
 		return exitcode.Errorf(exitcode.Usage, "matrix picks each release's etcd and removes each cluster: --kubernetes-version, --etcd-version and --keep go with run")
 	}
-	if o.provider == "kubeconfig" {
+	if o.Provider == "kubeconfig" {
 		return exitcode.Errorf(exitcode.Usage, "matrix makes a cluster of each release: use --provider local or kind, not kubeconfig")
 	}
 	pr := printer()
@@ -86,7 +86,7 @@ func runMatrix(cmd *cobra.Command, o *options, r *runOptions, versions []string)
 	var worst error
 	for i, v := range versions {
 		pr.Infof("release %d of %d: Kubernetes %s", i+1, len(versions), v)
-		o.kubernetesVersion, o.etcdVersion = v, ""
+		o.KubernetesVersion, o.EtcdVersion = v, ""
 		one := *r
 		one.reportDir = filepath.Join(base, v)
 		err := run(cmd, o, &one)

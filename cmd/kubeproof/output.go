@@ -9,6 +9,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/internal/cli/report"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/runner"
 )
 
 // The documents -o json prints (docs/ci.md, "Output for tools"). Each names
@@ -82,7 +83,7 @@ type dryRunSpec struct {
 	Claims []string `json:"claims"`
 }
 
-func dryRunDoc(run []selectedSpec, total int) dryRunJSON {
+func dryRunDoc(run []runner.SelectedSpec, total int) dryRunJSON {
 	doc := dryRunJSON{SchemaVersion: dryRunSchema, Total: total, Specs: []dryRunSpec{}}
 	for _, s := range run {
 		doc.Specs = append(doc.Specs, dryRunSpec{ID: s.ID, Text: s.Text, Claims: append([]string{}, s.Claims...)})

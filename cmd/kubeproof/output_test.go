@@ -18,6 +18,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/internal/cli/report"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/runner"
 )
 
 // run runs the CLI in this process and returns its exit code and stdout.
@@ -108,7 +109,7 @@ func TestStatusAndDryRunJSON(t *testing.T) {
 	if !strings.Contains(string(down), `"up":false,"parts":[]`) {
 		t.Errorf("status of a cluster that is not up %s", down)
 	}
-	dr, _ := json.Marshal(dryRunDoc([]selectedSpec{{ID: "podflow-create", Text: "Pod creation flow ...", Claims: []string{"000-KUBECTL-HTTP"}}, {ID: "x"}}, 54))
+	dr, _ := json.Marshal(dryRunDoc([]runner.SelectedSpec{{ID: "podflow-create", Text: "Pod creation flow ...", Claims: []string{"000-KUBECTL-HTTP"}}, {ID: "x"}}, 54))
 	if got := keys(t, dr); !slices.Equal(got, []string{"schemaVersion", "specs", "total"}) {
 		t.Errorf("dry-run keys %v", got)
 	}
@@ -160,7 +161,7 @@ func TestReportRefutedFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, specsReportName), specs, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, runner.SpecsReportName), specs, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	failures := func() int {
@@ -229,7 +230,7 @@ func TestReportKeepsPartial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, specsReportName), specs, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, runner.SpecsReportName), specs, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	verdict := func() (string, string) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,41 +12,12 @@ import (
 	"github.com/kubeproof/kubeproof/internal/cli/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
-	"github.com/kubeproof/kubeproof/internal/provision/create"
+	"github.com/kubeproof/kubeproof/internal/runner"
 )
 
-// options are the flags shared by the commands.
-type options struct {
-	provider   string
-	name       string
-	kubeconfig string
-	context    string
-	disposable bool
-	cacheDir   string
-
-	// Cluster shape (up and run, local provider).
-	kubernetesVersion string
-	etcdVersion       string
-	componentArgs     []string
-	without           []string
-	podCIDR           string
-	serviceCIDR       string
-	apiServerPort     int
-	etcdMembers       int
-	// admissionConfig is a file for kube-apiserver's
-	// --admission-control-config-file (local provider).
-	admissionConfig string
-	workers         int
-	nodeImage       string
-	debianMirror    string
-	// ephemeral: the command removes the cluster it makes when done.
-	ephemeral bool
-	// The registry the nodes pull kubeproof's images from, and whether
-	// the images are loaded into the nodes of a cluster kubeproof makes.
-	imageRegistry    string
-	insecureRegistry bool
-	loadImages       bool
-}
+// options are the flags shared by the commands: which cluster, and the
+// shape of one kubeproof makes.
+type options = runner.ClusterOptions
 
 func newRootCommand() *cobra.Command {
 	o := &options{}
@@ -75,12 +45,12 @@ Pod, and reports per claim whether the cluster confirmed it.`,
 		return exitcode.With(exitcode.Usage, err)
 	})
 	pf := root.PersistentFlags()
-	clusterflags.Provider.String(pf, &o.provider, "local")
-	clusterflags.Name.String(pf, &o.name, create.DefaultName)
-	clusterflags.Kubeconfig.String(pf, &o.kubeconfig, "")
-	clusterflags.Context.String(pf, &o.context, "")
-	clusterflags.Disposable.Bool(pf, &o.disposable, false)
-	clusterflags.CacheDir.String(pf, &o.cacheDir, create.DefaultCacheDir())
+	clusterflags.Provider.String(pf, &o.Provider, "local")
+	clusterflags.Name.String(pf, &o.Name, clusterflags.DefaultName)
+	clusterflags.Kubeconfig.String(pf, &o.Kubeconfig, "")
+	clusterflags.Context.String(pf, &o.Context, "")
+	clusterflags.Disposable.Bool(pf, &o.Disposable, false)
+	clusterflags.CacheDir.String(pf, &o.CacheDir, clusterflags.DefaultCacheDir())
 
 	root.AddCommand(
 		newUpCommand(o), newDownCommand(o), newStatusCommand(o), newEnvCommand(o),
@@ -113,120 +83,39 @@ func groupCommand(use, short, long string) *cobra.Command {
 // addClusterFlags adds the flags that shape a cluster the local provider makes.
 func addClusterFlags(cmd *cobra.Command, o *options) {
 	f := cmd.Flags()
-	releaseFlags(f, &o.kubernetesVersion, &o.etcdVersion, "Kubernetes release to build and run", "etcd release to build and run")
-	clusterflags.ComponentArg.StringArray(f, &o.componentArgs)
-	clusterflags.Without.StringSlice(f, &o.without)
-	clusterflags.PodCIDR.String(f, &o.podCIDR, "10.244.0.0/16")
-	clusterflags.ServiceCIDR.String(f, &o.serviceCIDR, "10.96.0.0/16")
-	clusterflags.APIServerPort.Int(f, &o.apiServerPort, 6443)
-	clusterflags.EtcdMembers.Int(f, &o.etcdMembers, 1)
-	clusterflags.AdmissionConfig.String(f, &o.admissionConfig, "")
-	clusterflags.Workers.Int(f, &o.workers, create.DefaultWorkers)
-	clusterflags.NodeImage.String(f, &o.nodeImage, "")
-	clusterflags.DebianMirror.String(f, &o.debianMirror, os.Getenv("KUBEPROOF_DEBIAN_MIRROR"))
-	clusterflags.LoadImages.Bool(f, &o.loadImages, true)
-	clusterflags.ImageRegistry.String(f, &o.imageRegistry, "")
-	clusterflags.InsecureRegistry.Bool(f, &o.insecureRegistry, false)
+	clusterflags.Releases(f, &o.KubernetesVersion, &o.EtcdVersion, "Kubernetes release to build and run", "etcd release to build and run")
+	clusterflags.ComponentArg.StringArray(f, &o.ComponentArgs)
+	clusterflags.Without.StringSlice(f, &o.Without)
+	clusterflags.PodCIDR.String(f, &o.PodCIDR, "10.244.0.0/16")
+	clusterflags.ServiceCIDR.String(f, &o.ServiceCIDR, "10.96.0.0/16")
+	clusterflags.APIServerPort.Int(f, &o.APIServerPort, 6443)
+	clusterflags.EtcdMembers.Int(f, &o.EtcdMembers, 1)
+	clusterflags.AdmissionConfig.String(f, &o.AdmissionConfig, "")
+	clusterflags.Workers.Int(f, &o.Workers, clusterflags.DefaultWorkers)
+	clusterflags.NodeImage.String(f, &o.NodeImage, "")
+	clusterflags.DebianMirror.String(f, &o.DebianMirror, os.Getenv("KUBEPROOF_DEBIAN_MIRROR"))
+	clusterflags.LoadImages.Bool(f, &o.LoadImages, true)
+	clusterflags.ImageRegistry.String(f, &o.ImageRegistry, "")
+	clusterflags.InsecureRegistry.Bool(f, &o.InsecureRegistry, false)
 }
 
-// newProvider builds the provider the flags name. A cluster that a killed
-// kubeproof command left behind is removed first, saying so.
+// newProvider builds the provider the flags name (see runner.NewProvider).
 func newProvider(cmd *cobra.Command, o *options, pr *progress.Printer) (cluster.Provider, error) {
-	p, err := makeProvider(cmd, o, pr)
-	if err != nil {
-		return nil, err
-	}
-	if err := reapAbandoned(cmd.Context(), p, pr); err != nil {
-		return nil, err
-	}
-	return p, nil
+	withFlags(cmd, o)
+	return runner.NewProvider(cmd.Context(), *o, pr)
 }
 
-// reapAbandoned removes the provider's cluster if a kubeproof command that
-// was killed before it could remove it left it behind.
-func reapAbandoned(ctx context.Context, p cluster.Provider, pr *progress.Printer) error {
-	a, ok := p.(cluster.Abandoner)
-	if !ok {
-		return nil
-	}
-	who, abandoned := a.Abandoned()
-	if !abandoned {
-		return nil
-	}
-	pr.Infof("the %s cluster here was left by %s, which was killed before it could remove it: removing it first", p.Name(), who)
-	if err := p.Down(context.WithoutCancel(ctx)); err != nil {
-		return fmt.Errorf("remove the cluster a killed kubeproof left: %w", err)
-	}
-	return nil
-}
-
-// makeProvider builds the provider the flags name, through the registry. A
-// flag the provider does not read is a usage error, never silently ignored.
-func makeProvider(cmd *cobra.Command, o *options, pr *progress.Printer) (cluster.Provider, error) {
-	reg, err := create.Lookup(o.provider)
-	if err != nil {
-		return nil, err
-	}
-	changed := func(name string) bool { f := cmd.Flags().Lookup(name); return f != nil && f.Changed }
-	if err := clusterflags.Refuse(reg, changed); err != nil {
-		return nil, err
-	}
-	compArgs, err := clusterflags.ParseComponentArgs(o.componentArgs)
-	if err != nil {
-		return nil, err
-	}
-	opts := append(o.providerOptions(o.shape(compArgs), pr),
-		create.WithExisting(create.Existing{Kubeconfig: o.kubeconfig, Context: o.context, Disposable: o.disposable}))
-	if o.admissionConfig != "" {
-		// The provider keeps its own copy: the cluster does not depend
-		// on the file staying where it is.
-		data, err := os.ReadFile(o.admissionConfig)
-		if err != nil {
-			return nil, exitcode.Errorf(exitcode.Usage, "--%s: %v", clusterflags.AdmissionConfig.Name, err)
-		}
-		opts = append(opts, create.WithLocal(create.Local{APIServerPort: o.apiServerPort, EtcdMembers: o.etcdMembers, AdmissionConfig: data}))
-	}
-	return create.New(o.provider, opts...)
-}
-
-// providerOptions are the options of a cluster kubeproof makes, from the
-// flags.
-func (o *options) providerOptions(shape create.Shape, pr *progress.Printer) []create.Option {
-	return []create.Option{create.WithShape(shape), create.WithProgress(pr),
-		create.WithLocal(create.Local{APIServerPort: o.apiServerPort, EtcdMembers: o.etcdMembers}),
-		create.WithKind(create.Kind{Workers: o.workers, NodeImage: o.nodeImage, DebianMirror: o.debianMirror})}
+// withFlags tells the engine which flags the user gave: a flag the
+// provider does not read is refused only when given.
+func withFlags(cmd *cobra.Command, o *options) {
+	o.Changed = func(name string) bool { f := cmd.Flags().Lookup(name); return f != nil && f.Changed }
 }
 
 // printer is where progress goes: stderr, so that stdout stays parseable.
-func printer() *progress.Printer { return progress.New(os.Stderr) }
+func printer() *progress.Printer { return runner.Printer() }
 
 func printStatus(s cluster.Status) {
 	for _, l := range s.Lines {
 		fmt.Printf("%-32s %-10s %s\n", l.Part, l.State, l.Detail)
-	}
-}
-
-// makesClusters reports whether the provider brings clusters up and down
-// (as opposed to using one that exists).
-func makesClusters(provider string) bool {
-	reg, err := create.Lookup(provider)
-	return err == nil && reg.Makes
-}
-
-// shape is the cluster shape the flags describe.
-func (o *options) shape(componentArgs map[string][]string) create.Shape {
-	return create.Shape{
-		Name:              o.name,
-		KubernetesVersion: o.kubernetesVersion,
-		EtcdVersion:       o.etcdVersion,
-		CacheDir:          o.cacheDir,
-		PodCIDR:           o.podCIDR,
-		ServiceCIDR:       o.serviceCIDR,
-		ComponentArgs:     componentArgs,
-		Without:           o.without,
-		Ephemeral:         o.ephemeral,
-		ImageRegistry:     o.imageRegistry,
-		InsecureRegistry:  o.insecureRegistry,
-		SkipImageLoad:     !o.loadImages,
 	}
 }

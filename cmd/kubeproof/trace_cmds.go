@@ -12,6 +12,7 @@ import (
 	"github.com/kubeproof/kubeproof/internal/cli/chart"
 	"github.com/kubeproof/kubeproof/internal/cli/trace"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/runner"
 )
 
 type traceOptions struct {
@@ -60,12 +61,12 @@ afterwards unless --keep is given.`,
 			if err := trace.CheckManifest(manifest); err != nil {
 				return exitcode.Errorf(exitcode.Usage, "-f %s: %v", t.file, err)
 			}
-			o.ephemeral = !t.keep
+			o.Ephemeral = !t.keep
 			p, err := newProvider(cmd, o, printer())
 			if err != nil {
 				return err
 			}
-			info, down, _, err := clusterFor(cmd.Context(), o, p, t.keep)
+			info, down, _, err := runner.ClusterFor(cmd.Context(), *o, p, t.keep)
 			if err != nil {
 				return err
 			}

@@ -9,11 +9,32 @@
 //     with and the registry of providers (create), the providers, the
 //     binaries and images they build, the kind node image, the private
 //     Docker daemon, the host changes and processes they manage;
-//  3. what the CLI offers on top (internal/cli/..., cmd/...): run, trace,
-//     bench, faults, reports, charts.
+//  3. what the CLI offers on top (internal/runner, internal/cli/...,
+//     cmd/...): the engine that runs the suites, trace, bench, faults,
+//     reports, charts, and the commands.
 //
 // Beside them, internal/{exitcode,progress,pki} support every layer.
 // Arrows go from 3 to 1 and 2, and from 2 to the contract of 1
 // (framework/cluster, the image names of framework/images, and the watches
 // of framework/observe); never from 1 to 2 or 3.
+//
+// Within the CLI, the commands (cmd/...) reach provisioning only through
+// the packages of internal/: the engine (internal/runner: the cluster, the
+// spec processes, interrupts, judging) and the packages with one purpose
+// beside it (internal/cli/artifacts, dockerapi, ociregistry, bench, ...).
+// The programs that run on a provider's nodes or under its Docker daemon
+// (cmd/kubeproof-cni, cmd/kubeproof-runc) are provisioning's own and sit in
+// its layer.
+//
+// cmd/kubeproof holds no engine: its files parse flags, call a package and
+// print what comes back. The test holds it to that in two ways a reviewer
+// can check by eye. By its imports: none of the packages that start or
+// signal processes or serve the network (os/exec, os/signal, syscall,
+// golang.org/x/sys/unix, net, net/http, Ginkgo's CLI), none of
+// internal/provision, in its code or its tests; a command that needs one
+// of those gets it from a package of internal/. And by size: no file over
+// 450 lines, so that logic which grows finds a package of its own
+// instead. The other programs under cmd/ are small mains whose whole job
+// is a process or a server (the images' programs), so the import rule is
+// for cmd/kubeproof alone.
 package layering

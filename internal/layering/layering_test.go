@@ -1,7 +1,9 @@
 package layering
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -14,9 +16,9 @@ func layer(pkg string) string {
 	switch {
 	case p == "internal/exitcode" || p == "internal/progress" || p == "internal/pki":
 		return "support"
-	case strings.HasPrefix(p, "internal/provision/"):
+	case strings.HasPrefix(p, "internal/provision/") || nodePrograms[p]:
 		return "provision"
-	case strings.HasPrefix(p, "internal/cli/") || strings.HasPrefix(p, "cmd/") || strings.HasPrefix(p, "ci/"):
+	case p == "internal/runner" || strings.HasPrefix(p, "internal/cli/") || strings.HasPrefix(p, "cmd/") || strings.HasPrefix(p, "ci/"):
 		// ci/ holds the project's own test harnesses, which drive the
 		// CLI's packages as the CLI does.
 		return "cli"
@@ -28,6 +30,10 @@ func layer(pkg string) string {
 	}
 	return "unknown"
 }
+
+// nodePrograms are the programs a provider installs on its nodes or runs
+// under its Docker daemon: provisioning's own, whatever their directory.
+var nodePrograms = map[string]bool{"cmd/kubeproof-cni": true, "cmd/kubeproof-runc": true}
 
 // provisionMayUse is the part of the spec side provisioning stands on: the
 // cluster contract, the names of the images, watches, and the log format
@@ -41,7 +47,8 @@ var provisionMayUse = map[string]bool{
 func allowed(from, to string) bool {
 	switch lf, lt := layer(from), layer(to); lf {
 	case "cli":
-		return true
+		// The commands reach provisioning through internal/ only.
+		return !strings.HasPrefix(from, module+"cmd/") || lt != "provision"
 	case "spec":
 		return lt == "spec" || lt == "support"
 	case "support":
@@ -86,9 +93,55 @@ func TestRulesRefuse(t *testing.T) {
 		{"internal/provision/local", "internal/cli/report"},
 		{"internal/provision/kind", "framework/claims"},
 		{"internal/pki", "framework/cluster"},
+		{"cmd/kubeproof", "internal/provision/providers"},
+		{"cmd/kubeproof", "internal/provision/kind"},
 	} {
 		if allowed(module+c[0], module+c[1]) {
 			t.Errorf("%s may import %s", c[0], c[1])
+		}
+	}
+}
+
+// cmdEngineImports are the packages whose use means engine work (starting
+// or signalling processes, serving the network, Ginkgo's CLI): none of them
+// in cmd/kubeproof, code or tests (see package layering).
+var cmdEngineImports = []string{"os/exec", "os/signal", "syscall", "golang.org/x/sys/unix", "net", "net/http", "github.com/onsi/ginkgo/v2/ginkgo"}
+
+// cmdMaxLines is the most lines a file of cmd/kubeproof may have.
+const cmdMaxLines = 450
+
+func TestCommandsHoldNoEngine(t *testing.T) {
+	out, err := exec.Command("go", "list", "-tags", "e2e", "-f",
+		"{{.Dir}}|{{join .GoFiles \" \"}} {{join .TestGoFiles \" \"}} {{join .XTestGoFiles \" \"}}|{{join .Imports \" \"}} {{join .TestImports \" \"}} {{join .XTestImports \" \"}}",
+		module+"cmd/kubeproof").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	parts := strings.SplitN(strings.TrimSpace(string(out)), "|", 3)
+	if len(parts) != 3 {
+		t.Fatalf("go list: %q", out)
+	}
+	dir, files, imports := parts[0], strings.Fields(parts[1]), strings.Fields(parts[2])
+	for _, imp := range imports {
+		for _, bad := range cmdEngineImports {
+			if imp == bad || strings.HasPrefix(imp, bad+"/") {
+				t.Errorf("cmd/kubeproof imports %s: engine work belongs in internal/runner or a package of internal/cli", imp)
+			}
+		}
+		if strings.HasPrefix(imp, module+"internal/provision/") {
+			t.Errorf("cmd/kubeproof imports %s: reach it through internal/runner or a package of internal/cli", strings.TrimPrefix(imp, module))
+		}
+	}
+	if len(files) < 10 {
+		t.Fatalf("go list found only %d files in cmd/kubeproof", len(files))
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(data), "\n"); n > cmdMaxLines {
+			t.Errorf("cmd/kubeproof/%s has %d lines, more than %d: move what it does into a package", f, n, cmdMaxLines)
 		}
 	}
 }

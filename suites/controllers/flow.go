@@ -1,18 +1,12 @@
-// Package controllers observes what happens after `kubectl apply -f
-// deployment.yaml` (seeds 001 and 004): the Deployment controller makes a
-// ReplicaSet, the ReplicaSet controller makes Pods, each owned by the one
-// before; scaling, self-healing, cascading deletion and rollouts.
 package controllers
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -21,33 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/audit"
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/observe"
-)
-
-// Identities of the controllers, as the API server authenticates them
-// (kube-controller-manager runs with --use-service-account-credentials).
-const (
-	deploymentController = "system:serviceaccount:kube-system:deployment-controller"
-	replicaSetController = "system:serviceaccount:kube-system:replicaset-controller"
-	garbageCollector     = "system:serviceaccount:kube-system:generic-garbage-collector"
-	scheduler            = "system:kube-scheduler"
-)
-
-const deploymentName = "nginx-deployment"
-
-// The specs of this package.
-const (
-	specFlow     = "controllers-deployment-flow"
-	specTiming   = "controllers-timing"
-	specScale    = "controllers-scale"
-	specCascade  = "controllers-cascade"
-	specRollout  = "controllers-rollout"
-	specRecreate = "controllers-recreate"
 )
 
 var _ = ginkgo.Describe("Deployment controllers", func() {
@@ -226,159 +198,6 @@ func recordBindings(ctx context.Context, f *framework.Framework, log *audit.Log,
 		PodsBeforeBinding: podCreate.RequestReceivedTimestamp.Before(binding.RequestReceivedTimestamp)})
 }
 
-// timelineSamples is how often the timing spec applies deployment.yaml.
-const timelineSamples = 3
-
-// measureTimeline applies deployment.yaml (under new names) one after the
-// other, each until its Pods are Ready, and records when the first
-// ReplicaSet, Pod, binding and Ready Pod came after the Deployment's create
-// request (audit log times; Ready as the watch received it).
-func measureTimeline(ctx context.Context, f *framework.Framework) {
-	ginkgo.GinkgoHelper()
-	log, from := f.AuditLog()
-	w := watchAll(ctx, f)
-	readyAt := map[string]time.Time{}
-	names := make([]string, timelineSamples)
-	for i := range names {
-		names[i] = fmt.Sprintf("%s-%d", deploymentName, i)
-		create(ctx, f, deployment(names[i], 3))
-		events, ok := framework.Await(ctx, w.pod, "3 Ready Pods of "+names[i], framework.Timeout.PodStart, func(es []observe.Event) bool {
-			return podsNow(es).readyWithPrefix(names[i]+"-") >= 3
-		})
-		if !ok {
-			framework.Unmet("kubelet", "the Pods of "+names[i]+" turned Ready", fmt.Sprintf("last seen: %+v", podsNow(events).names))
-		}
-		for _, e := range events {
-			if p := framework.PodOf(e); p != nil && strings.HasPrefix(p.Name, names[i]+"-") && framework.PodReady(p) {
-				readyAt[names[i]] = e.Received
-				break
-			}
-		}
-	}
-	events, err := log.WaitFor(ctx, from, framework.Timeout.Audit, "every Deployment's first binding", audit.InNamespace(f.Namespace), func(es []audit.Event) bool {
-		return count(es, "create", "pods", "binding", "") >= 3*timelineSamples
-	})
-	framework.ExpectNoError(err, "read the applies from the audit log")
-	var createdMs, rsMs, podMs, bindMs, kubeletMs, readyMs []float64
-	inOrder, createdFirst := true, 0
-	for _, name := range names {
-		dep := firstOf(events, "create", "deployments", "", func(e audit.Event) bool { return e.ObjectRef.Name == name })
-		rs := firstOf(events, "create", "replicasets", "", func(e audit.Event) bool { return strings.HasPrefix(createdName(e), name+"-") })
-		pod := firstOf(events, "create", "pods", "", func(e audit.Event) bool { return strings.HasPrefix(createdName(e), name+"-") })
-		bind := firstOf(events, "create", "pods", "binding", func(e audit.Event) bool { return strings.HasPrefix(e.ObjectRef.Name, name+"-") })
-		gomega.Expect([]*audit.Event{dep, rs, pod, bind}).NotTo(gomega.ContainElement(gomega.BeNil()), "the audit log lacks a step of %s's flow", name)
-		// The first status write of a kubelet for one of its Pods: the
-		// kubelet has taken a bound Pod up.
-		kubelet := firstOf(events, "patch", "pods", "status", func(e audit.Event) bool {
-			return strings.HasPrefix(e.ObjectRef.Name, name+"-") && strings.HasPrefix(e.User.Username, "system:node:")
-		})
-		if kubelet == nil {
-			framework.Unmet("kubelet", "a kubelet wrote the status of a Pod of "+name, "no status write by a kubelet in the audit log")
-		}
-		t0 := dep.RequestReceivedTimestamp
-		created := dep.StageTimestamp // the 201's response completes
-		createdMs = append(createdMs, framework.Millis(created.Sub(t0)))
-		rsMs = append(rsMs, framework.Millis(rs.RequestReceivedTimestamp.Sub(t0)))
-		podMs = append(podMs, framework.Millis(pod.RequestReceivedTimestamp.Sub(t0)))
-		bindMs = append(bindMs, framework.Millis(bind.RequestReceivedTimestamp.Sub(t0)))
-		kubeletMs = append(kubeletMs, framework.Millis(kubelet.RequestReceivedTimestamp.Sub(t0)))
-		readyMs = append(readyMs, framework.Millis(readyAt[name].Sub(t0)))
-		// The timeline's order, each step caused by the one before:
-		// ReplicaSet, Pod, binding, kubelet, Ready. The 201 is not one of
-		// them: the Deployment controller reacts to the stored Deployment,
-		// and may send its ReplicaSet before the 201's response is done.
-		steps := []time.Time{rs.RequestReceivedTimestamp, pod.RequestReceivedTimestamp, bind.RequestReceivedTimestamp,
-			kubelet.RequestReceivedTimestamp, readyAt[name]}
-		for i := 1; i < len(steps); i++ {
-			inOrder = inOrder && !steps[i].Before(steps[i-1])
-		}
-		if created.Before(rs.RequestReceivedTimestamp) {
-			createdFirst++
-		}
-	}
-	timeline.Record(timelineEvidence{CreatedMs: framework.NewSamples(createdMs), ReplicaSetMs: framework.NewSamples(rsMs), PodMs: framework.NewSamples(podMs),
-		BindingMs: framework.NewSamples(bindMs), KubeletMs: framework.NewSamples(kubeletMs), ReadyMs: framework.NewSamples(readyMs),
-		InOrder: inOrder, CreatedBeforeReplicaSet: createdFirst})
-}
-
-// createdName is the name of the object a create made: the request names
-// it only in its body when the name is generated.
-func createdName(e audit.Event) string {
-	if e.ObjectRef.Name != "" {
-		return e.ObjectRef.Name
-	}
-	var obj struct {
-		Metadata struct{ Name, GenerateName string }
-	}
-	_ = json.Unmarshal(e.RequestObject, &obj)
-	if obj.Metadata.Name != "" {
-		return obj.Metadata.Name
-	}
-	return obj.Metadata.GenerateName
-}
-
-func firstOf(es []audit.Event, verb, resource, subresource string, also func(audit.Event) bool) *audit.Event {
-	for i, e := range es {
-		if matches(e, verb, resource, subresource, "") && also(e) {
-			return &es[i]
-		}
-	}
-	return nil
-}
-
-func first(es []audit.Event, verb, resource, subresource, user string) *audit.Event {
-	for i, e := range es {
-		if matches(e, verb, resource, subresource, user) {
-			return &es[i]
-		}
-	}
-	return nil
-}
-
-func count(es []audit.Event, verb, resource, subresource, user string) int {
-	n := 0
-	for _, e := range es {
-		if matches(e, verb, resource, subresource, user) {
-			n++
-		}
-	}
-	return n
-}
-
-// matches selects audit events: resource "" and subresource "*" match any,
-// user "" matches anyone.
-func matches(e audit.Event, verb, resource, subresource, user string) bool {
-	return e.Verb == verb && (resource == "" || e.ObjectRef.Resource == resource) &&
-		(subresource == "*" || e.ObjectRef.Subresource == subresource) && (user == "" || e.User.Username == user)
-}
-
-func usersOf(es []audit.Event, verb, resource, subresource string) []string {
-	seen := map[string]bool{}
-	for _, e := range es {
-		if matches(e, verb, resource, subresource, "") {
-			seen[e.User.Username] = true
-		}
-	}
-	return keys(seen)
-}
-
-// ownerRef is a controller owner reference's fields.
-type ownerRef struct {
-	apiVersion, kind, name, uid    string
-	controller, blockOwnerDeletion bool
-}
-
-// controllerRef returns the controller owner reference (zero if none).
-func controllerRef(refs []metav1.OwnerReference) ownerRef {
-	for _, r := range refs {
-		if r.Controller != nil && *r.Controller {
-			return ownerRef{apiVersion: r.APIVersion, kind: r.Kind, name: r.Name, uid: string(r.UID),
-				controller: true, blockOwnerDeletion: r.BlockOwnerDeletion != nil && *r.BlockOwnerDeletion}
-		}
-	}
-	return ownerRef{}
-}
-
 func allMatch(ss []string, re string) bool {
 	r := regexp.MustCompile(re)
 	for _, s := range ss {
@@ -387,25 +206,6 @@ func allMatch(ss []string, re string) bool {
 		}
 	}
 	return len(ss) > 0
-}
-
-func keys(m map[string]bool) []string {
-	out := []string{}
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
-
-// deployment is deployment.yaml with another name and replica count.
-func deployment(name string, replicas int32) *appsv1.Deployment {
-	var d appsv1.Deployment
-	if err := yaml.Unmarshal(framework.Manifest("deployment.yaml"), &d); err != nil {
-		panic(err)
-	}
-	d.Name = name
-	d.Spec.Replicas = &replicas
-	return &d
 }
 
 // addedRevision is the resourceVersion of the first object a watch saw
@@ -502,25 +302,6 @@ type flowEtcdEvidence struct {
 	DeploymentStored bool `json:"deploymentStored"`
 }
 
-// The first ReplicaSet, Pod, binding and Ready Pod after kubectl apply,
-// over several applies.
-type timelineEvidence struct {
-	// CreatedMs: the Deployment's 201 Created (its create's response).
-	CreatedMs    framework.Samples `json:"createdMs"`
-	ReplicaSetMs framework.Samples `json:"replicaSetMs"`
-	PodMs        framework.Samples `json:"podMs"`
-	BindingMs    framework.Samples `json:"bindingMs"`
-	// KubeletMs: a kubelet's first status write for one of the Pods.
-	KubeletMs framework.Samples `json:"kubeletMs"`
-	ReadyMs   framework.Samples `json:"readyMs"`
-	// InOrder: in every apply, ReplicaSet, Pod, binding, kubelet and Ready
-	// came in this order.
-	InOrder bool `json:"inOrder"`
-	// CreatedBeforeReplicaSet: in how many applies the 201's response was
-	// done before the ReplicaSet's create arrived (they race).
-	CreatedBeforeReplicaSet int `json:"createdBeforeReplicaSet"`
-}
-
 var (
 	replicaSetSeen = framework.DeclareEvidence[replicaSetEvidence]("replicaSet", specFlow)
 	podsSeen       = framework.DeclareEvidence[podsEvidence]("pods", specFlow)
@@ -531,5 +312,4 @@ var (
 	flowOrder      = framework.DeclareEvidence[flowOrderEvidence]("order", specFlow)
 	flowBindings   = framework.DeclareEvidence[bindingsEvidence]("bindings", specFlow)
 	flowEtcd       = framework.DeclareEvidence[flowEtcdEvidence]("etcd", specFlow)
-	timeline       = framework.DeclareEvidence[timelineEvidence]("timeline", specTiming)
 )

@@ -5,9 +5,6 @@
 package kubelet
 
 import (
-	"context"
-	"encoding/json"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/images"
@@ -24,28 +20,6 @@ import (
 	"github.com/kubeproof/kubeproof/framework/podsecurity"
 	"github.com/kubeproof/kubeproof/framework/podstate"
 )
-
-// container is a test-app container serving on port.
-func container(name string, port int32, args ...string) corev1.Container {
-	return corev1.Container{
-		Name: name, Image: images.TestApp.PodRef(),
-		Args:      append([]string{"serve", "--listen=:" + strconv.Itoa(int(port))}, args...),
-		Ports:     []corev1.ContainerPort{{ContainerPort: port}},
-		Env:       []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
-		Resources: framework.Resources("100m", "64Mi"),
-	}
-}
-
-func httpProbe(path string, port int32) *corev1.Probe {
-	return &corev1.Probe{PeriodSeconds: 1, FailureThreshold: 3, ProbeHandler: corev1.ProbeHandler{
-		HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromInt32(port)}}}
-}
-
-func createPod(ctx context.Context, f *framework.Framework, p *corev1.Pod) {
-	ginkgo.GinkgoHelper()
-	_, err := f.Client.CoreV1().Pods(f.Namespace).Create(ctx, p, metav1.CreateOptions{})
-	framework.ExpectNoError(err, "create Pod %s", p.Name)
-}
 
 // The specs of this package.
 const (
@@ -318,48 +292,6 @@ func sameAddrs(a, b map[string][]string) bool {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
-}
-
-// parseCgroup reads `kubeproof-testapp cgroup` output into the numbers a
-// check compares: the memory limit in bytes and the CPU limit in cores (-1
-// when there is none).
-func parseCgroup(out string) cgroupEvidence {
-	var raw struct {
-		Version string            `json:"version"`
-		Files   map[string]string `json:"files"`
-	}
-	if err := json.Unmarshal([]byte(out), &raw); err != nil {
-		return cgroupEvidence{Error: err.Error() + ": " + out, MemoryLimitBytes: -1, CPULimitCores: -1}
-	}
-	first := func(keys ...string) string {
-		for _, k := range keys {
-			if v, ok := raw.Files[k]; ok {
-				return v
-			}
-		}
-		return ""
-	}
-	num := func(s string) float64 {
-		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil {
-			return -1
-		}
-		return f
-	}
-	ev := cgroupEvidence{Version: raw.Version, Files: raw.Files, CPULimitCores: -1}
-	if raw.Version == "v2" {
-		ev.MemoryLimitBytes = num(first("memory.max"))
-		if quota, period, ok := strings.Cut(first("cpu.max"), " "); ok && num(quota) > 0 && num(period) > 0 {
-			ev.CPULimitCores = num(quota) / num(period)
-		}
-		return ev
-	}
-	ev.MemoryLimitBytes = num(first("memory/memory.limit_in_bytes"))
-	quota, period := num(first("cpu/cpu.cfs_quota_us", "cpu,cpuacct/cpu.cfs_quota_us")), num(first("cpu/cpu.cfs_period_us", "cpu,cpuacct/cpu.cfs_period_us"))
-	if quota > 0 && period > 0 {
-		ev.CPULimitCores = quota / period
-	}
-	return ev
 }
 
 // Evidence: what the specs above record, under the names the claims files use.

@@ -11,7 +11,6 @@ package podflow
 
 import (
 	"bytes"
-	"context"
 	"slices"
 	"strings"
 	"time"
@@ -22,7 +21,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/cluster"
@@ -266,37 +264,6 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 		})
 })
 
-// applyRun is what `kubectl apply` did.
-type applyRun struct {
-	began time.Time
-	ms    float64
-}
-
-// apply runs `kubectl apply -f pod.yaml` in the spec's namespace, with the
-// Pod named name.
-func apply(ctx context.Context, f *framework.Framework, name string) applyRun {
-	ginkgo.GinkgoHelper()
-	ginkgo.By("kubectl apply -f pod.yaml")
-	manifest := framework.Manifest("pod.yaml")
-	if name != podName {
-		var p corev1.Pod
-		framework.ExpectNoError(yaml.Unmarshal(manifest, &p), "read pod.yaml")
-		p.Name = name
-		var err error
-		manifest, err = yaml.Marshal(&p)
-		framework.ExpectNoError(err, "write pod.yaml with name %s", name)
-	}
-	began := time.Now()
-	res, err := f.Kubectl.Run(ctx, bytes.NewReader(manifest), "apply", "-f", "-", "--namespace", f.Namespace)
-	took := time.Since(began)
-	framework.ExpectNoError(err, "run kubectl apply")
-	if name == podName {
-		applied.Record(applyEvidence{ExitCode: res.ExitCode, Stdout: strings.TrimSpace(res.Stdout), Ms: framework.Millis(took)})
-	}
-	gomega.Expect(res.ExitCode).To(gomega.Equal(0), res.String())
-	return applyRun{began: began, ms: framework.Millis(took)}
-}
-
 // recordReady records the Ready Pod: its true conditions and container.
 func recordReady(p *corev1.Pod) {
 	ev := readyEvidence{Ready: framework.PodReady(p), Phase: string(p.Status.Phase)}
@@ -419,14 +386,44 @@ type pullEvidence struct {
 	PulledMessage string   `json:"pulledMessage"`
 }
 
+// How often a Ready Pod's status was written in an observation window.
+type statusWindowEvidence struct {
+	WindowSeconds     float64 `json:"windowSeconds"`
+	PodUpdates        int     `json:"podUpdates"`
+	NodeLeaseRenewals int     `json:"nodeLeaseRenewals"`
+}
+
+// What kubectl delete did to the Pod.
+type deletedEvidence struct {
+	DeletionEventSeen bool `json:"deletionEventSeen"`
+	GracefulMark      bool `json:"gracefulMark"`
+	// RunningWhenRemoved counts the containers still running in the last
+	// state the watch saw before the object went (unset if it saw none).
+	RunningWhenRemoved    *int    `json:"runningWhenRemoved,omitempty"`
+	NotFoundAfter         bool    `json:"notFoundAfter"`
+	DeleteToRemovedMs     float64 `json:"deleteToRemovedMs"`
+	LastStateBeforeRemove string  `json:"lastStateBeforeRemove"`
+}
+
+// The same manifest applied again.
+type reappliedEvidence struct {
+	Ready          bool    `json:"ready"`
+	NewObject      bool    `json:"newObject"`
+	ApplyToReadyMs float64 `json:"applyToReadyMs"`
+	LastSeen       string  `json:"lastSeen"`
+}
+
 var (
-	pull       = framework.DeclareEvidence[pullEvidence]("pull", specCreate)
-	applied    = framework.DeclareEvidence[applyEvidence]("apply", specCreate, specStatusWindow, specDelete)
-	stored     = framework.DeclareEvidence[storedEvidence]("stored", specCreate)
-	bound      = framework.DeclareEvidence[boundEvidence]("bound", specCreate)
-	running    = framework.DeclareEvidence[runningEvidence]("running", specCreate)
-	ready      = framework.DeclareEvidence[readyEvidence]("ready", specCreate)
-	order      = framework.DeclareEvidence[orderEvidence]("order", specCreate)
-	kubectlGet = framework.DeclareEvidence[kubectlGetEvidence]("kubectlGet", specCreate)
-	events     = framework.DeclareEvidence[eventsEvidence]("events", specCreate)
+	pull         = framework.DeclareEvidence[pullEvidence]("pull", specCreate)
+	applied      = framework.DeclareEvidence[applyEvidence]("apply", specCreate, specStatusWindow, specDelete)
+	stored       = framework.DeclareEvidence[storedEvidence]("stored", specCreate)
+	bound        = framework.DeclareEvidence[boundEvidence]("bound", specCreate)
+	running      = framework.DeclareEvidence[runningEvidence]("running", specCreate)
+	ready        = framework.DeclareEvidence[readyEvidence]("ready", specCreate)
+	order        = framework.DeclareEvidence[orderEvidence]("order", specCreate)
+	kubectlGet   = framework.DeclareEvidence[kubectlGetEvidence]("kubectlGet", specCreate)
+	events       = framework.DeclareEvidence[eventsEvidence]("events", specCreate)
+	statusWindow = framework.DeclareEvidence[statusWindowEvidence]("statusWindow", specStatusWindow)
+	deleted      = framework.DeclareEvidence[deletedEvidence]("deleted", specDelete)
+	reapplied    = framework.DeclareEvidence[reappliedEvidence]("reapplied", specDelete)
 )

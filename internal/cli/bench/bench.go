@@ -1,7 +1,9 @@
 // Package bench measures what kubeproof's benchmarks report: how long a
 // cluster takes to come up and go, how long Pods take to start by the SIG
 // scalability definition, and what the harness itself costs per spec. It
-// measures; it never judges (no thresholds, no timed assertions).
+// measures; it never judges (no thresholds, no timed assertions). Run
+// drives `kubeproof bench` (clusters through the engine, internal/runner;
+// a whole command timed in a shell), Write writes bench.json and bench.md.
 package bench
 
 import (

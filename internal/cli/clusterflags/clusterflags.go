@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/provision/create"
+	"github.com/kubeproof/kubeproof/internal/provision/releases"
 )
 
 // Flag is one flag of the table.
@@ -148,3 +149,38 @@ func withoutUsage() string {
 	}
 	return "leave a component out (" + strings.Join(parts, "; ") + ")"
 }
+
+// The defaults of the flags, which the commands register them with (they
+// are provisioning's: the commands reach it only through here and the
+// engine).
+const (
+	DefaultName    = create.DefaultName
+	DefaultWorkers = create.DefaultWorkers
+)
+
+// DefaultCacheDir is --cache-dir's default ($KUBEPROOF_CACHE_DIR, else the
+// user's cache directory).
+func DefaultCacheDir() string { return create.DefaultCacheDir() }
+
+// Releases registers --kubernetes-version and --etcd-version, with help
+// that says what each command does with them; an empty etcd version means
+// the one that goes with the Kubernetes release.
+func Releases(fs *pflag.FlagSet, kubernetes, etcd *string, kubernetesHelp, etcdHelp string) {
+	fs.StringVar(kubernetes, KubernetesVersion.Name, releases.DefaultKubernetesVersion,
+		kubernetesHelp+" (tested: "+strings.Join(TestedMinors(), ", ")+")")
+	fs.StringVar(etcd, EtcdVersion.Name, "", etcdHelp+" (default: the release that goes with --"+KubernetesVersion.Name+", "+
+		releases.EtcdVersionFor(releases.DefaultKubernetesVersion)+" for "+releases.DefaultKubernetesVersion+")")
+}
+
+// DefaultReleases says which releases a cluster runs by default
+// ("Kubernetes v1.37.2, etcd v3.7.3").
+func DefaultReleases() string {
+	return fmt.Sprintf("Kubernetes %s, etcd %s", releases.DefaultKubernetesVersion, releases.EtcdVersionFor(releases.DefaultKubernetesVersion))
+}
+
+// TestedMinors are the Kubernetes minor releases kubeproof is tested with,
+// oldest first.
+func TestedMinors() []string { return releases.SupportedKubernetesMinors() }
+
+// ProviderNames are the values --provider takes.
+func ProviderNames() []string { return create.Names() }

@@ -72,7 +72,10 @@ func Start(name string, args []string, logPath string, env []string) (*Proc, err
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	st, err := startTime(cmd.Process.Pid)
+	// The child is not reaped before cmd.Wait, so its stat is there even
+	// when it has already exited (a short command on a fast machine): its
+	// start time is read as a zombie's too.
+	st, err := readStartTime(cmd.Process.Pid, true)
 	if err != nil {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
@@ -185,7 +188,11 @@ func waitFD(fd int, timeout time.Duration) bool {
 
 // startTime reads field 22 of /proc/PID/stat: the start time in clock ticks
 // since boot. Zombies count as gone.
-func startTime(pid int) (uint64, error) {
+func startTime(pid int) (uint64, error) { return readStartTime(pid, false) }
+
+// readStartTime is startTime; with zombies, the start time of a process that
+// has exited but was not reaped yet is read too.
+func readStartTime(pid int, zombies bool) (uint64, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, fmt.Errorf("process %d: %w", pid, err)
@@ -199,7 +206,7 @@ func startTime(pid int) (uint64, error) {
 	if len(fields) < 20 {
 		return 0, fmt.Errorf("process %d: short stat", pid)
 	}
-	if fields[0] == "Z" || fields[0] == "X" {
+	if !zombies && (fields[0] == "Z" || fields[0] == "X") {
 		return 0, fmt.Errorf("process %d: exited", pid)
 	}
 	return strconv.ParseUint(fields[19], 10, 64)

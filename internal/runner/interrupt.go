@@ -1,4 +1,4 @@
-package main
+package runner
 
 import (
 	"context"
@@ -10,13 +10,13 @@ import (
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 )
 
-// interrupts turns SIGINT and SIGTERM into a run's way out: the first
+// Interrupts turns SIGINT and SIGTERM into a run's way out: the first
 // cancels the command's context (builds, bring-up and waits stop; the spec
 // runner is interrupted, so running specs clean up and the partial results
 // are judged), the second also skips the report and kills the spec
 // runner. Neither skips removing a cluster the command made: that runs on
 // a context of its own (context.WithoutCancel).
-type interrupts struct {
+type Interrupts struct {
 	mu     sync.Mutex
 	cancel context.CancelFunc
 	count  int
@@ -27,19 +27,22 @@ type interrupts struct {
 	stop  func()
 }
 
+// Stop stops catching signals (the command is done).
+func (in *Interrupts) Stop() { in.stop() }
+
 type interruptsKey struct{}
 
-// interruptsOf returns the handler main put in ctx (nil in tests).
-func interruptsOf(ctx context.Context) *interrupts {
-	in, _ := ctx.Value(interruptsKey{}).(*interrupts)
+// InterruptsOf returns the handler main put in ctx (nil in tests).
+func InterruptsOf(ctx context.Context) *Interrupts {
+	in, _ := ctx.Value(interruptsKey{}).(*Interrupts)
 	return in
 }
 
-// catchInterrupts returns a context that ends at the first SIGINT or
+// CatchInterrupts returns a context that ends at the first SIGINT or
 // SIGTERM, and the handler that counts them.
-func catchInterrupts(parent context.Context) (context.Context, *interrupts) {
+func CatchInterrupts(parent context.Context) (context.Context, *Interrupts) {
 	ctx, cancel := context.WithCancel(parent)
-	in := &interrupts{cancel: cancel}
+	in := &Interrupts{cancel: cancel}
 	ctx = context.WithValue(ctx, interruptsKey{}, in)
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -61,16 +64,16 @@ func catchInterrupts(parent context.Context) (context.Context, *interrupts) {
 	return ctx, in
 }
 
-func (in *interrupts) signal(s os.Signal) {
+func (in *Interrupts) signal(s os.Signal) {
 	in.mu.Lock()
 	in.count++
 	n := in.count
 	switch n {
 	case 1:
 		in.first = s
-		printer().Infof("%s: stopping; a cluster this command made is removed (a second one skips the report)", name(s))
+		Printer().Infof("%s: stopping; a cluster this command made is removed (a second one skips the report)", name(s))
 	case 2:
-		printer().Infof("%s again: skipping the report; a cluster this command made is still removed", name(s))
+		Printer().Infof("%s again: skipping the report; a cluster this command made is still removed", name(s))
 	}
 	hooks := append([]func(int){}, in.hooks...)
 	in.mu.Unlock()
@@ -88,7 +91,7 @@ func name(s os.Signal) string {
 }
 
 // watch adds a hook told of every signal; the returned func removes it.
-func (in *interrupts) watch(h func(n int)) func() {
+func (in *Interrupts) watch(h func(n int)) func() {
 	if in == nil {
 		return func() {}
 	}
@@ -103,8 +106,8 @@ func (in *interrupts) watch(h func(n int)) func() {
 	}
 }
 
-// skipReport reports whether a second signal asked to skip the report.
-func (in *interrupts) skipReport() bool {
+// SkipReport reports whether a second signal asked to skip the report.
+func (in *Interrupts) SkipReport() bool {
 	if in == nil {
 		return false
 	}
@@ -113,8 +116,8 @@ func (in *interrupts) skipReport() bool {
 	return in.count >= 2
 }
 
-// interrupted reports whether a signal came.
-func (in *interrupts) interrupted() bool {
+// Interrupted reports whether a signal came.
+func (in *Interrupts) Interrupted() bool {
 	if in == nil {
 		return false
 	}
@@ -123,9 +126,9 @@ func (in *interrupts) interrupted() bool {
 	return in.count > 0
 }
 
-// code is the exit code a signal gives: 130 for SIGINT, 143 for SIGTERM
+// Code is the exit code a signal gives: 130 for SIGINT, 143 for SIGTERM
 // (128 + the signal's number, as shells do).
-func (in *interrupts) code() exitcode.Code {
+func (in *Interrupts) Code() exitcode.Code {
 	if in == nil {
 		return exitcode.Interrupted
 	}

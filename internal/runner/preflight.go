@@ -1,4 +1,4 @@
-package main
+package runner
 
 import (
 	"context"
@@ -62,7 +62,7 @@ func reasonOf(r access.Result) string {
 // level in it) once per level, restricted included, since every spec's
 // Pods need at least that. Each spec that will be not checkable gets one
 // line; the specs find out again themselves, from the same answers.
-func podSecurityPreflight(ctx context.Context, info *cluster.Info, sel specSelection, pr *progress.Printer) error {
+func podSecurityPreflight(ctx context.Context, info *cluster.Info, sel Selection, pr *progress.Printer) error {
 	_, client, err := cluster.NewClient(info.Kubeconfig, info.Context)
 	if err != nil {
 		return err
@@ -111,16 +111,16 @@ func podSecurityPreflight(ctx context.Context, info *cluster.Info, sel specSelec
 	return nil
 }
 
-// specSelection is a run's selection of specs: its label filter (empty:
+// Selection is a run's selection of specs: its label filter (empty:
 // all), and its --focus and --skip expressions on the specs' text.
-type specSelection struct {
+type Selection struct {
 	labels      types.LabelFilter
 	focus, skip []*regexp.Regexp
 }
 
-// newSpecSelection compiles a run's filters (the run has checked them).
-func newSpecSelection(filter string, focus, skip []string) (specSelection, error) {
-	var s specSelection
+// NewSelection compiles a run's filters; a bad one is a usage error.
+func NewSelection(filter string, focus, skip []string) (Selection, error) {
+	var s Selection
 	if filter != "" {
 		lf, err := types.ParseLabelFilter(filter)
 		if err != nil {
@@ -145,7 +145,7 @@ func newSpecSelection(filter string, focus, skip []string) (specSelection, error
 
 // matches says whether the selection runs the spec with this text and
 // these labels, as Ginkgo decides it.
-func (s specSelection) matches(text string, labels []string) bool {
+func (s Selection) matches(text string, labels []string) bool {
 	if s.labels != nil && !s.labels(labels) {
 		return false
 	}

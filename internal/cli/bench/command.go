@@ -1,6 +1,7 @@
-package main
+package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/internal/progress"
 	"github.com/kubeproof/kubeproof/internal/provision/process"
+	"github.com/kubeproof/kubeproof/internal/runner"
 )
 
 // commandBench is a whole command (make run) timed as a user runs it: warm
@@ -71,7 +73,7 @@ func timeCommand(ctx context.Context, pr *progress.Printer, what, command, logPa
 		Stdout: log,
 		Stderr: log,
 		// Its own process group: an interrupt reaches it through
-		// waitInterruptible, once, and it gets to clean up.
+		// runner.WaitInterruptible, once, and it gets to clean up.
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
 	done := pr.Step("%s: %s (output in %s)", what, command, logPath)
@@ -82,7 +84,7 @@ func timeCommand(ctx context.Context, pr *progress.Printer, what, command, logPa
 		done(err)
 		return r, fmt.Errorf("start %q: %w", command, err)
 	}
-	err = waitInterruptible(ctx, child, commandGrace)
+	err = runner.WaitInterruptible(ctx, child, commandGrace)
 	r.WallMs = framework.Millis(time.Since(begin))
 	stop()
 	var ee *exec.ExitError
@@ -100,6 +102,36 @@ func timeCommand(ctx context.Context, pr *progress.Printer, what, command, logPa
 		done(nil)
 	}
 	return r, nil
+}
+
+// timeEndToEnd times b.EndToEnd whole: --rounds times as the machine is
+// (warm, after the providers' rounds), then with --cold once on empty caches
+// under out, removed afterwards.
+func timeEndToEnd(ctx context.Context, b Plan, out string) (commandBench, error) {
+	eb := commandBench{Command: b.EndToEnd, Name: cmp.Or(b.EndToEndName, b.EndToEnd)}
+	pr := runner.Printer()
+	for i := range b.Rounds {
+		r, err := timeCommand(ctx, pr, fmt.Sprintf("end to end, warm, round %d of %d", i+1, b.Rounds), b.EndToEnd,
+			filepath.Join(out, fmt.Sprintf("end-to-end-warm-%d.log", i+1)), nil)
+		if err != nil {
+			return eb, err
+		}
+		eb.Warm = append(eb.Warm, r)
+	}
+	if !b.Cold {
+		return eb, nil
+	}
+	caches := filepath.Join(out, "cold-caches")
+	if err := os.RemoveAll(caches); err != nil {
+		return eb, fmt.Errorf("empty the cold caches: %w", err)
+	}
+	defer os.RemoveAll(caches)
+	r, err := timeCommand(ctx, pr, "end to end, cold (empty caches)", b.EndToEnd, filepath.Join(out, "end-to-end-cold.log"), coldEnv(caches))
+	if err != nil {
+		return eb, err
+	}
+	eb.Cold = &r
+	return eb, nil
 }
 
 // lastLine is the last line of the log at path, shortened, for the progress

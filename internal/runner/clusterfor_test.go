@@ -1,4 +1,4 @@
-package main
+package runner
 
 import (
 	"context"
@@ -13,13 +13,15 @@ import (
 type fakeProvider struct {
 	up         bool
 	ups, downs int
+	// kubeconfig is the Info's kubeconfig once up.
+	kubeconfig string
 }
 
 func (f *fakeProvider) Name() string { return "fake" }
 func (f *fakeProvider) Up(context.Context) (*cluster.Info, error) {
 	f.ups++
 	f.up = true
-	return &cluster.Info{}, nil
+	return &cluster.Info{Kubeconfig: f.kubeconfig}, nil
 }
 func (f *fakeProvider) Down(context.Context) error {
 	f.downs++
@@ -54,7 +56,7 @@ func TestClusterForRemovesOnlyWhatItMade(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &fakeProvider{up: tc.upBefore}
-			_, down, removes, err := clusterFor(ctx, &options{provider: tc.provider, name: "t"}, p, tc.keep)
+			_, down, removes, err := ClusterFor(ctx, ClusterOptions{Provider: tc.provider, Name: "t"}, p, tc.keep)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, want error %t", err, tc.wantErr)
 			}

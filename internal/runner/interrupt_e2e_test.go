@@ -1,13 +1,15 @@
 //go:build e2e
 
-package main
+package runner_test
 
 // The interrupt test runs the real kubeproof binary (make build) against a
 // local cluster of its own and stops it while its specs run: with SIGINT,
 // SIGTERM, two SIGINTs, and SIGKILL followed by `kubeproof down`. It needs
-// root and the warm cache, like `make e2e`:
+// root and the warm cache, like `make e2e`. It lives beside what it checks,
+// the engine's interrupt handling (interrupt.go, specprocess.go), and
+// drives it through the binary, as a user's Ctrl-C does (make interrupt):
 //
-//	go test -tags e2e -count=1 -run TestInterrupt -v ./cmd/kubeproof
+//	go test -tags e2e -count=1 -run TestInterrupt -v ./internal/runner
 
 import (
 	"bytes"

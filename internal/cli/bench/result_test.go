@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -9,18 +9,16 @@ import (
 	"testing"
 
 	"github.com/kubeproof/kubeproof/internal/progress"
-
-	"github.com/kubeproof/kubeproof/internal/cli/bench"
 )
 
 // bench.md has a row per measurement with the median, least and most over
 // the rounds, and a row per --parallel value the suites ran with.
 func TestBenchMarkdownRows(t *testing.T) {
 	round := func(up, wall4, wait4, wall1 float64) roundBench {
-		return roundBench{UpMs: up, DownMs: 400, PodStartup: bench.Summarize([]float64{2000, 3000}),
+		return roundBench{UpMs: up, DownMs: 400, PodStartup: Summarize([]float64{2000, 3000}),
 			Suites: []suiteBench{{Parallel: 4, WallMs: wall4, FinalWaitMs: wait4}, {Parallel: 1, WallMs: wall1}}}
 	}
-	res := benchResult{Providers: []providerBench{{Provider: "local", KubernetesVersion: "v1.37.2", Rounds: []roundBench{
+	res := Result{Providers: []providerBench{{Provider: "local", KubernetesVersion: "v1.37.2", Rounds: []roundBench{
 		round(6100, 178000, 5200, 260000), round(6300, 179000, 5300, 250000), round(6200, 190000, 5100, 270000),
 	}}}, EndToEnd: &commandBench{Command: "make run",
 		Warm: []commandRound{{WallMs: 181000}, {WallMs: 176000}, {WallMs: 190000, ExitCode: 1}},

@@ -1,26 +1,30 @@
-package main
+package runner
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"syscall"
+	"testing"
 
 	"github.com/onsi/ginkgo/v2/ginkgo/command"
 	ginkgorun "github.com/onsi/ginkgo/v2/ginkgo/run"
 	"golang.org/x/sys/unix"
+
+	"github.com/kubeproof/kubeproof/framework"
 )
 
-// ginkgoProgram is the argv[0] under which this binary acts as the Ginkgo
+// GinkgoProgram is the argv[0] under which this binary acts as the Ginkgo
 // CLI's `run` command, to run the specs in parallel processes: Ginkgo's CLI
 // owns the coordination of parallel processes, so kubeproof uses it rather
 // than doing that itself.
-const ginkgoProgram = "kubeproof-ginkgo"
+const GinkgoProgram = "kubeproof-ginkgo"
 
-// runGinkgoCLI runs `ginkgo run args -- additionalArgs` and returns its exit
+// GinkgoCLI runs `ginkgo run args -- additionalArgs` and returns its exit
 // code (the CLI ends by panicking with its exit details).
-func runGinkgoCLI(args []string) (code int) {
+func GinkgoCLI(args []string) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			details, ok := r.(command.AbortDetails)
@@ -82,3 +86,26 @@ func dieWithParent() {
 // could have made it an orphan but a parent dying within the first
 // instructions.
 var parentAtStart = os.Getppid()
+
+// SpecProcess makes this binary a Ginkgo test binary: the engine starts it
+// as a child named *.test, and the Ginkgo CLI can run it the same way. It
+// accepts the flags a `go test` binary of ./suites accepts; the suites
+// are those the binary imports.
+func SpecProcess(args []string) int {
+	dieWithParent()
+	testing.Init() // the test.* flags Ginkgo's CLI passes to test binaries
+	framework.RegisterFlags(flag.CommandLine)
+	if err := flag.CommandLine.Parse(args); err != nil {
+		return 2
+	}
+	if framework.RunSuite(specT{}, "kubeproof") {
+		return 0
+	}
+	return 1
+}
+
+// specT stands in for *testing.T: RunSpecs reports the outcome itself and
+// only calls Fail.
+type specT struct{}
+
+func (specT) Fail() {}

@@ -1,4 +1,4 @@
-package main
+package runner
 
 import "testing"
 
@@ -24,7 +24,7 @@ func TestSpecSelection(t *testing.T) {
 		{"", nil, []string{"seccomp as"}, false},
 		{"claim:004-SECCOMP", []string{"Kubelet"}, []string{"etcd"}, true},
 	} {
-		sel, err := newSpecSelection(c.filter, c.focus, c.skip)
+		sel, err := NewSelection(c.filter, c.focus, c.skip)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,7 +32,7 @@ func TestSpecSelection(t *testing.T) {
 			t.Errorf("filter %q focus %q skip %q: selected %t, want %t", c.filter, c.focus, c.skip, got, c.want)
 		}
 	}
-	if _, err := newSpecSelection("", []string{"("}, nil); err == nil {
+	if _, err := NewSelection("", []string{"("}, nil); err == nil {
 		t.Error("a bad --focus expression is accepted")
 	}
 }

@@ -1,0 +1,134 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/internal/cli/artifacts"
+	"github.com/kubeproof/kubeproof/internal/cli/report"
+	"github.com/kubeproof/kubeproof/internal/exitcode"
+)
+
+// ErrReported marks an outcome already printed (Ginkgo printed the failed
+// specs); only its exit code remains to be given.
+var ErrReported = errors.New("already reported")
+
+// Plan is one run of the suites, as the flags of run (and of each release
+// of matrix) describe it.
+type Plan struct {
+	Cluster ClusterOptions
+	// Keep leaves a cluster the run brought up running afterwards.
+	Keep bool
+	// Catalog holds every claim; Selected those the run judges.
+	Catalog  *claims.Catalog
+	Selected []claims.Claim
+	// Filter is the specs' label filter (NoSpecs: run none), Selection the
+	// same with the specs' --focus and --skip, compiled.
+	Filter    string
+	Selection Selection
+	Specs     Specs
+	// ReportDir is absolute.
+	ReportDir    string
+	RefutedFails bool
+	// Stdout takes the report's summary (nil: os.Stdout).
+	Stdout io.Writer
+}
+
+// Run runs the plan: the cluster (made if it is not up, removed afterwards
+// unless kept), the preflight checks, the specs, the verdicts and the
+// reports, and, when a spec failed, the cluster's logs. A failed spec is
+// an error with its exit code and ErrReported.
+func Run(ctx context.Context, plan Plan) (rep report.Report, err error) {
+	out := plan.Stdout
+	if out == nil {
+		out = os.Stdout
+	}
+	pr := Printer()
+	o := plan.Cluster
+	o.Ephemeral = !plan.Keep
+	p, err := NewProvider(ctx, o, pr)
+	if err != nil {
+		return rep, err
+	}
+	// The registry first: one that cannot take our images fails the run
+	// before a cluster is made.
+	if o.ImageRegistry != "" {
+		if err := artifacts.PushWorkloads(ctx, o.CacheDir, o.ImageRegistry, o.InsecureRegistry, pr); err != nil {
+			return rep, err
+		}
+	}
+	info, down, removes, err := ClusterFor(ctx, o, p, plan.Keep)
+	if err != nil {
+		return rep, err
+	}
+	// Down runs also after Ctrl-C: a cluster we made must not outlive us.
+	defer func() {
+		if derr := down(); derr != nil && err == nil {
+			err = derr
+		}
+	}()
+	// The spec processes take our images from there (cluster.json).
+	info.PullsFrom(o.ImageRegistry, false)
+	if err := preflight(ctx, info, pr); err != nil {
+		return rep, err
+	}
+	if plan.Filter != NoSpecs {
+		if err := podSecurityPreflight(ctx, info, plan.Selection, pr); err != nil {
+			return rep, err
+		}
+	}
+	suites := Suites{Catalog: plan.Catalog, Selected: plan.Selected, Filter: plan.Filter, Specs: plan.Specs, RefutedFails: plan.RefutedFails, RemovesCluster: removes}
+	rep, code, err := suites.On(ctx, info, plan.ReportDir)
+	if err != nil {
+		if rep.Partial != "" {
+			report.Terminal(out, rep)
+			pr.Infof("partial reports: %s", strings.Join(reportFiles(plan.ReportDir), ", "))
+		}
+		return rep, err
+	}
+	report.Terminal(out, rep)
+	pr.Infof("reports: %s", strings.Join(reportFiles(plan.ReportDir), ", "))
+	if summary := os.Getenv("GITHUB_STEP_SUMMARY"); summary != "" {
+		if err := appendFile(summary, filepath.Join(plan.ReportDir, "claims.md")); err != nil {
+			pr.Infof("the job summary gets no claims: %v", err)
+		}
+	}
+	if code != exitcode.OK {
+		ExportLogs(ctx, p, plan.ReportDir)
+		return rep, exitcode.With(code, ErrReported)
+	}
+	return rep, nil
+}
+
+// appendFile appends the file from to the file to (GitHub's job summary
+// takes Markdown appended to $GITHUB_STEP_SUMMARY).
+func appendFile(to, from string) error {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func reportFiles(dir string) []string {
+	var out []string
+	for _, name := range []string{"claims.md", "claims.html", "claims.json", "claims-junit.xml", "junit.xml"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			out = append(out, filepath.Join(dir, name))
+		}
+	}
+	return out
+}

@@ -1,0 +1,128 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/kubeproof/kubeproof/fixtures"
+	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/internal/cli/report"
+	"github.com/kubeproof/kubeproof/internal/exitcode"
+)
+
+// Suites is one run of the suites on a cluster that is up: which claims,
+// which specs, how.
+type Suites struct {
+	Catalog  *claims.Catalog
+	Selected []claims.Claim
+	Filter   string
+	Specs    Specs
+	// SpecArgs are extra flags for the spec processes.
+	SpecArgs []string
+	// RemovesCluster: the cluster is removed once the suites end, so they
+	// do not wait for their namespaces to go.
+	RemovesCluster bool
+	// RefutedFails: claims-junit.xml shows refuted claims as failures.
+	RefutedFails bool
+}
+
+// On runs the suites against the cluster info describes, judges the
+// claims and writes the reports into reportDir. The code says whether a
+// spec failed.
+func (s Suites) On(ctx context.Context, info *cluster.Info, reportDir string) (report.Report, exitcode.Code, error) {
+	if err := os.MkdirAll(reportDir, 0o755); err != nil {
+		return report.Report{}, exitcode.Usage, exitcode.Errorf(exitcode.Usage, "report directory: %v", err)
+	}
+	infoPath := filepath.Join(reportDir, "cluster.json")
+	if err := info.Save(infoPath); err != nil {
+		return report.Report{}, exitcode.Internal, err
+	}
+	Printer().Infof("running the suites against %s cluster %q (Kubernetes %s); reports in %s", info.Provider, info.Name, info.KubernetesVersion, reportDir)
+	code := exitcode.OK
+	_ = os.Remove(filepath.Join(reportDir, SpecsReportName)) // a report of an earlier run must not be judged again
+	if s.Filter != NoSpecs {
+		var err error
+		args := s.SpecArgs
+		if s.RemovesCluster {
+			args = append(slices.Clip(args), "--kubeproof.cluster-removed-after-run")
+		}
+		if code, err = RunSpecs(ctx, infoPath, reportDir, s.Filter, s.Specs, args); err != nil {
+			return report.Report{}, code, err
+		}
+	}
+	interrupted := ctx.Err() != nil
+	if interrupted && InterruptsOf(ctx).SkipReport() {
+		return report.Report{}, code, ctx.Err()
+	}
+	rep, err := Judge(reportDir, s.Catalog, s.Selected, info, interrupted, s.RefutedFails)
+	if err == nil && interrupted {
+		err = ctx.Err()
+	}
+	return rep, code, err
+}
+
+// SpecsReportName is the Ginkgo JSON report the judge reads.
+const SpecsReportName = "specs.json"
+
+// NoSpecs is the label filter of a selection that names no spec (only
+// claims no cluster can test).
+const NoSpecs = "\x00no-specs"
+
+// SpecFilter restricts a run to the specs of the selected claims (and to
+// the user's own filter, if any).
+func SpecFilter(selected []claims.Claim, userFilter string) string {
+	ids := claims.SpecIDs(selected)
+	if len(ids) == 0 {
+		return NoSpecs
+	}
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = claims.SpecLabelPrefix + id
+	}
+	f := "(" + strings.Join(parts, " || ") + ")"
+	if userFilter != "" {
+		f += " && (" + userFilter + ")"
+	}
+	return f
+}
+
+// Judge gives each selected claim its verdict from the run's spec report
+// and writes claims.json, claims.md, claims.html and claims-junit.xml
+// (where refuted claims are failures when refutedFails), and junit.xml
+// from the spec report.
+func Judge(reportDir string, cat *claims.Catalog, selected []claims.Claim, info *cluster.Info, interrupted, refutedFails bool) (report.Report, error) {
+	run := claims.Run{Specs: map[string]claims.SpecResult{}}
+	path := filepath.Join(reportDir, SpecsReportName)
+	if _, err := os.Stat(path); err == nil {
+		if run, err = claims.LoadGinkgoReport(path); err != nil && !interrupted {
+			return report.Report{}, err
+		}
+	}
+	results := claims.Judge(selected, run.Specs, info)
+	if interrupted {
+		results = claims.Interrupted(results)
+	}
+	rep := report.New(cat.Documents, results, run, info)
+	rep.RefutedFails = refutedFails
+	// Every line of the documents kubeproof carries, decided: the
+	// reviewer reads each document annotated, not only its claims.
+	if err := rep.AddLines(cat, fixtures.Seeds(), fixtures.Sentences()); err != nil {
+		return report.Report{}, err
+	}
+	if interrupted {
+		rep.Partial = "the run was interrupted: verdicts cover what the specs observed before it; the other claims are not run"
+	}
+	if err := report.Write(reportDir, rep); err != nil {
+		return report.Report{}, err
+	}
+	if _, err := os.Stat(path); err == nil {
+		if err := report.SpecsJUnit(path, filepath.Join(reportDir, "junit.xml")); err != nil && !interrupted {
+			return report.Report{}, err
+		}
+	}
+	return rep, nil
+}

@@ -1,0 +1,46 @@
+package podflow
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeproof/kubeproof/framework"
+)
+
+// applyRun is what `kubectl apply` did.
+type applyRun struct {
+	began time.Time
+	ms    float64
+}
+
+// apply runs `kubectl apply -f pod.yaml` in the spec's namespace, with the
+// Pod named name.
+func apply(ctx context.Context, f *framework.Framework, name string) applyRun {
+	ginkgo.GinkgoHelper()
+	ginkgo.By("kubectl apply -f pod.yaml")
+	manifest := framework.Manifest("pod.yaml")
+	if name != podName {
+		var p corev1.Pod
+		framework.ExpectNoError(yaml.Unmarshal(manifest, &p), "read pod.yaml")
+		p.Name = name
+		var err error
+		manifest, err = yaml.Marshal(&p)
+		framework.ExpectNoError(err, "write pod.yaml with name %s", name)
+	}
+	began := time.Now()
+	res, err := f.Kubectl.Run(ctx, bytes.NewReader(manifest), "apply", "-f", "-", "--namespace", f.Namespace)
+	took := time.Since(began)
+	framework.ExpectNoError(err, "run kubectl apply")
+	if name == podName {
+		applied.Record(applyEvidence{ExitCode: res.ExitCode, Stdout: strings.TrimSpace(res.Stdout), Ms: framework.Millis(took)})
+	}
+	gomega.Expect(res.ExitCode).To(gomega.Equal(0), res.String())
+	return applyRun{began: began, ms: framework.Millis(took)}
+}
