@@ -77,7 +77,7 @@ func providerNames() []string { return clusterflags.ProviderNames() }
 // has those flags.
 func registerCompletions(root *cobra.Command) {
 	flags := map[string]func() []string{
-		"claims": claimIDs, "document": documentNames, "label-filter": specLabels, "provider": providerNames,
+		"claims": claimIDs, "document": documentNames, "label-filter": specLabels, clusterflags.Provider.Name: providerNames,
 		"junit-refuted-as": func() []string { return []string{"failure", "passed"} },
 	}
 	var walk func(*cobra.Command)
