@@ -333,7 +333,7 @@ func (f *Framework) Disturbs(what string) {
 // kubeconfigInfo is the info of the cluster a kubeconfig reaches, as the
 // kubeconfig provider describes it (with what a bare kubeconfig cannot do).
 func kubeconfigInfo(path, kubeContext string) (*cluster.Info, error) {
-	p, err := cluster.New("kubeconfig", cluster.Options{Kubeconfig: path, Context: kubeContext})
+	p, err := cluster.Open(&cluster.Info{Provider: "kubeconfig", Kubeconfig: path, Context: kubeContext})
 	if err != nil {
 		return nil, err
 	}

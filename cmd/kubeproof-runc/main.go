@@ -1,6 +1,6 @@
 // Command kubeproof-runc is the OCI runtime of kubeproof's private Docker
 // daemon: runc, after dropping from the container's spec the capabilities
-// this machine's bounding set cannot grant (see package ociruntime). Docker
+// this machine's bounding set cannot grant (see package capdrop). Docker
 // calls it exactly as it would call runc.
 package main
 

@@ -6,7 +6,7 @@
 //	kubeproof-testapp proc
 //
 // serve answers with its identity so that a check can tell which pod answered
-// (never trust a bare status code: see docs/network.md), exposes health,
+// (a bare status code says only that some pod did), exposes health,
 // readiness and startup endpoints that can be switched at runtime, and reports
 // the cgroup limits it runs under. fetch is a client for pod-to-pod and
 // Service checks: it tallies which pods answered. cgroup prints the limits;

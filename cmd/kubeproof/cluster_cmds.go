@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/internal/cli/artifacts"
+	"github.com/kubeproof/kubeproof/internal/cli/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
 )
@@ -107,7 +107,7 @@ func newPrepareCommand(o *options) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	releaseFlags(f, &o.KubernetesVersion, &o.EtcdVersion, "Kubernetes release to build", "etcd release to build")
+	clusterflags.Releases(f, &o.KubernetesVersion, &o.EtcdVersion, "Kubernetes release to build", "etcd release to build")
 	return cmd
 }
 
@@ -124,16 +124,7 @@ func newVersionCommand() *cobra.Command {
 
 // versionLine is what `kubeproof version` and `kubeproof --version` print.
 func versionLine() string {
-	return fmt.Sprintf("kubeproof %s (Kubernetes %s, etcd %s by default)", version(), cluster.DefaultKubernetesVersion, cluster.EtcdVersionFor(cluster.DefaultKubernetesVersion))
-}
-
-// releaseFlags are --kubernetes-version and --etcd-version; an empty etcd
-// version means the one that goes with the Kubernetes release.
-func releaseFlags(f *pflag.FlagSet, kubernetes, etcd *string, kubernetesHelp, etcdHelp string) {
-	f.StringVar(kubernetes, "kubernetes-version", cluster.DefaultKubernetesVersion,
-		kubernetesHelp+" (tested: "+strings.Join(cluster.SupportedKubernetesMinors(), ", ")+")")
-	f.StringVar(etcd, "etcd-version", "", etcdHelp+" (default: the release that goes with --kubernetes-version, "+
-		cluster.EtcdVersionFor(cluster.DefaultKubernetesVersion)+" for "+cluster.DefaultKubernetesVersion+")")
+	return fmt.Sprintf("kubeproof %s (%s by default)", version(), clusterflags.DefaultReleases())
 }
 
 func shellQuote(s string) string {

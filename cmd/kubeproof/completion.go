@@ -7,7 +7,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/internal/cli/clusterflags"
 )
 
 // completeWith gives a flag's completions: the candidates that start with
@@ -70,20 +70,14 @@ func specLabels() []string {
 	return out
 }
 
-func providerNames() []string {
-	var out []string
-	for _, r := range cluster.Registered() {
-		out = append(out, r.Name)
-	}
-	return out
-}
+func providerNames() []string { return clusterflags.ProviderNames() }
 
 // registerCompletions completes claim IDs, documents, label filters,
 // providers and the values of --junit-refuted-as and -o wherever a command
 // has those flags.
 func registerCompletions(root *cobra.Command) {
 	flags := map[string]func() []string{
-		"claims": claimIDs, "document": documentNames, "label-filter": specLabels, "provider": providerNames,
+		"claims": claimIDs, "document": documentNames, "label-filter": specLabels, clusterflags.Provider.Name: providerNames,
 		"junit-refuted-as": func() []string { return []string{"failure", "passed"} },
 	}
 	var walk func(*cobra.Command)

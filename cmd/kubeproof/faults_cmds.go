@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/internal/cli/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/cli/faultmatrix"
 	"github.com/kubeproof/kubeproof/internal/cli/report"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
@@ -59,7 +60,7 @@ func runFaults(cmd *cobra.Command, o *options, fo *faultsOptions) error {
 	if !runner.MakesClusters(o.Provider) {
 		return exitcode.Errorf(exitcode.Usage, "faults breaks clusters on purpose: it needs a provider that makes them (local, kind), not %s", o.Provider)
 	}
-	for _, name := range []string{"component-arg", "without"} {
+	for _, name := range []string{clusterflags.ComponentArg.Name, clusterflags.Without.Name} {
 		if cmd.Flags().Changed(name) {
 			return exitcode.Errorf(exitcode.Usage, "--%s: the fault matrix says how each cluster is broken", name)
 		}

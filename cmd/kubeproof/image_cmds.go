@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/internal/cli/artifacts"
+	"github.com/kubeproof/kubeproof/internal/cli/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/cli/dockerapi"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/runner"
@@ -41,8 +42,8 @@ Docker is the one $DOCKER_HOST names, else kubeproof's private daemon if it runs
 		},
 	}
 	f := build.Flags()
-	releaseFlags(f, &o.KubernetesVersion, &o.EtcdVersion, "Kubernetes release of the node", "etcd release of the node's etcd image")
-	f.StringVar(&o.DebianMirror, "debian-mirror", os.Getenv("KUBEPROOF_DEBIAN_MIRROR"), debianMirrorHelp)
+	clusterflags.Releases(f, &o.KubernetesVersion, &o.EtcdVersion, "Kubernetes release of the node", "etcd release of the node's etcd image")
+	clusterflags.DebianMirror.String(f, &o.DebianMirror, os.Getenv("KUBEPROOF_DEBIAN_MIRROR"))
 	cmd.AddCommand(build, newImageListCommand(o), newImagePushCommand(o), newImageBuildCLICommand(o))
 	return cmd
 }
@@ -73,7 +74,7 @@ It holds this kubeproof, the programs of the images the specs run, and kubectl o
 	f := cmd.Flags()
 	f.StringVarP(&output, "output", "o", "kubeproof-image.tar", "the docker archive to write")
 	f.StringVar(&tag, "tag", "kubeproof/kubeproof:"+version(), "the image's name in the archive")
-	releaseFlags(f, &o.KubernetesVersion, &o.EtcdVersion, "Kubernetes release of the image's kubectl", "etcd release (not in the image)")
+	clusterflags.Releases(f, &o.KubernetesVersion, &o.EtcdVersion, "Kubernetes release of the image's kubectl", "etcd release (not in the image)")
 	return cmd
 }
 

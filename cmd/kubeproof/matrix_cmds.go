@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/internal/cli/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/cli/report"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 )
@@ -38,9 +38,9 @@ with kubeproof report merge. Exit code: the worst of the releases' runs.`,
 	addClusterFlags(cmd, o)
 	addRunFlags(cmd, r, "kubeproof-matrix")
 	f := cmd.Flags()
-	f.StringSliceVar(&versions, "kubernetes-versions", nil, "Kubernetes releases to run, in order (e.g. v1.36.3,v1.37.2; tested minors: "+strings.Join(cluster.SupportedKubernetesMinors(), ", ")+")")
+	f.StringSliceVar(&versions, "kubernetes-versions", nil, "Kubernetes releases to run, in order (e.g. v1.36.3,v1.37.2; tested minors: "+strings.Join(clusterflags.TestedMinors(), ", ")+")")
 	// Each release gets its own etcd, and the cluster goes after each.
-	for _, name := range []string{"kubernetes-version", "etcd-version", "keep"} {
+	for _, name := range []string{clusterflags.KubernetesVersion.Name, clusterflags.EtcdVersion.Name, "keep"} {
 		_ = f.MarkHidden(name)
 	}
 	_ = cmd.MarkFlagRequired("kubernetes-versions")
@@ -62,7 +62,7 @@ func runMatrix(cmd *cobra.Command, o *options, r *runOptions, versions []string)
 			return exitcode.Errorf(exitcode.Usage, "--kubernetes-versions: %s is named twice", v)
 		}
 	}
-	if cmd.Flags().Changed("kubernetes-version") || cmd.Flags().Changed("etcd-version") || cmd.Flags().Changed("keep") {
+	if cmd.Flags().Changed(clusterflags.KubernetesVersion.Name) || cmd.Flags().Changed(clusterflags.EtcdVersion.Name) || cmd.Flags().Changed("keep") {
 		return exitcode.Errorf(exitcode.Usage, "matrix picks each release's etcd and removes each cluster: --kubernetes-version, --etcd-version and --keep go with run")
 	}
 	if o.Provider == "kubeconfig" {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/internal/cli/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
 	"github.com/kubeproof/kubeproof/internal/runner"
@@ -44,12 +45,12 @@ Pod, and reports per claim whether the cluster confirmed it.`,
 		return exitcode.With(exitcode.Usage, err)
 	})
 	pf := root.PersistentFlags()
-	pf.StringVar(&o.Provider, "provider", "local", runner.ProviderHelp())
-	pf.StringVar(&o.Name, "name", cluster.DefaultName, "cluster name (providers that make clusters)")
-	pf.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of an existing cluster (kubeconfig provider; default: as kubectl, $KUBECONFIG then ~/.kube/config)")
-	pf.StringVar(&o.Context, "context", "", "kubeconfig context (kubeconfig provider)")
-	pf.BoolVar(&o.Disposable, "disposable", false, "nobody else uses the existing cluster: also run the specs that add Nodes, label real ones, compact etcd or bind roles in default (kubeconfig provider)")
-	pf.StringVar(&o.CacheDir, "cache-dir", cluster.DefaultCacheDir(), "where built binaries and images are cached ($KUBEPROOF_CACHE_DIR)")
+	clusterflags.Provider.String(pf, &o.Provider, "local")
+	clusterflags.Name.String(pf, &o.Name, clusterflags.DefaultName)
+	clusterflags.Kubeconfig.String(pf, &o.Kubeconfig, "")
+	clusterflags.Context.String(pf, &o.Context, "")
+	clusterflags.Disposable.Bool(pf, &o.Disposable, false)
+	clusterflags.CacheDir.String(pf, &o.CacheDir, clusterflags.DefaultCacheDir())
 
 	root.AddCommand(
 		newUpCommand(o), newDownCommand(o), newStatusCommand(o), newEnvCommand(o),
@@ -82,25 +83,21 @@ func groupCommand(use, short, long string) *cobra.Command {
 // addClusterFlags adds the flags that shape a cluster the local provider makes.
 func addClusterFlags(cmd *cobra.Command, o *options) {
 	f := cmd.Flags()
-	releaseFlags(f, &o.KubernetesVersion, &o.EtcdVersion, "Kubernetes release to build and run", "etcd release to build and run")
-	f.StringArrayVar(&o.ComponentArgs, "component-arg", nil, "extra flag for a component, COMPONENT=--flag=value (repeatable), e.g. kube-apiserver=--anonymous-auth=false")
-	f.StringSliceVar(&o.Without, "without", nil, runner.OptionalHelp())
-	f.StringVar(&o.PodCIDR, "pod-cidr", "10.244.0.0/16", "pod network of the cluster (routed to the node, never outside)")
-	f.StringVar(&o.ServiceCIDR, "service-cidr", "10.96.0.0/16", "Service ClusterIP range")
-	f.IntVar(&o.APIServerPort, "apiserver-port", 6443, "kube-apiserver port (on the cluster's own host-side address; local provider)")
-	f.IntVar(&o.EtcdMembers, "etcd-members", 1, "etcd members, each a process of its own: 1 or 3 (local provider)")
-	f.StringVar(&o.AdmissionConfig, "admission-control-config-file", "", "kube-apiserver's admission configuration (an AdmissionConfiguration), e.g. PodSecurity enforcing restricted by default: fixtures/admission/podsecurity-restricted.yaml (local provider)")
-	f.IntVar(&o.Workers, "workers", runner.DefaultWorkers, "worker nodes besides the control plane (kind provider)")
-	f.StringVar(&o.NodeImage, "node-image", "", "kind node image to use instead of kubeproof's own, pulled if Docker lacks it; kubeproof's images and CNI plugins are put into its nodes (kind provider)")
-	f.StringVar(&o.DebianMirror, "debian-mirror", os.Getenv("KUBEPROOF_DEBIAN_MIRROR"), debianMirrorHelp)
-	f.BoolVar(&o.LoadImages, "load-images", true, "load the images the specs run into the nodes (false: the nodes pull them from --image-registry)")
-	f.StringVar(&o.ImageRegistry, "image-registry", "", "registry the nodes pull the images the specs run from (host[:port][/path]); run pushes what is missing there first, up only sets the nodes up for it")
-	f.BoolVar(&o.InsecureRegistry, "insecure-registry", false, "--image-registry speaks plain HTTP (the nodes' containerd gets a mirror for it; on kind, a registry on 127.0.0.1 is reached at the nodes' gateway)")
+	clusterflags.Releases(f, &o.KubernetesVersion, &o.EtcdVersion, "Kubernetes release to build and run", "etcd release to build and run")
+	clusterflags.ComponentArg.StringArray(f, &o.ComponentArgs)
+	clusterflags.Without.StringSlice(f, &o.Without)
+	clusterflags.PodCIDR.String(f, &o.PodCIDR, "10.244.0.0/16")
+	clusterflags.ServiceCIDR.String(f, &o.ServiceCIDR, "10.96.0.0/16")
+	clusterflags.APIServerPort.Int(f, &o.APIServerPort, 6443)
+	clusterflags.EtcdMembers.Int(f, &o.EtcdMembers, 1)
+	clusterflags.AdmissionConfig.String(f, &o.AdmissionConfig, "")
+	clusterflags.Workers.Int(f, &o.Workers, clusterflags.DefaultWorkers)
+	clusterflags.NodeImage.String(f, &o.NodeImage, "")
+	clusterflags.DebianMirror.String(f, &o.DebianMirror, os.Getenv("KUBEPROOF_DEBIAN_MIRROR"))
+	clusterflags.LoadImages.Bool(f, &o.LoadImages, true)
+	clusterflags.ImageRegistry.String(f, &o.ImageRegistry, "")
+	clusterflags.InsecureRegistry.Bool(f, &o.InsecureRegistry, false)
 }
-
-// debianMirrorHelp describes --debian-mirror, which kubeproof's node image
-// reads (up, run, image build-node).
-const debianMirrorHelp = "Debian mirror to bootstrap the kind node image's root filesystem from, as Debian bookworm, e.g. http://HOST/debian ($KUBEPROOF_DEBIAN_MIRROR; default: this machine's apt sources: their Debian mirror, or on Ubuntu the archive of the machine's own release)"
 
 // newProvider builds the provider the flags name (see runner.NewProvider).
 func newProvider(cmd *cobra.Command, o *options, pr *progress.Printer) (cluster.Provider, error) {

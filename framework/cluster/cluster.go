@@ -1,6 +1,11 @@
-// Package cluster defines what kubeproof needs from a Kubernetes cluster: a
-// Provider that brings one up and down, and the Info suites read to reach it
-// and to know what it can do.
+// Package cluster is the contract between the specs and the clusters they
+// check: the Info suites read to reach a cluster and to know what it can
+// do (its capabilities), the Provider behind it with its optional
+// abilities, and Open, which finds that provider from the Info. How a
+// cluster is made (its shape, the providers' options, the registry that
+// makes them) is the provisioning side's, internal/provision/create; this
+// package speaks neither provisioning nor the CLI (no exit codes, no flag
+// names), so that a spec stands on it alone.
 //
 // Providers differ in what they expose. A check that needs something a
 // provider lacks (the audit log, etcd, control-plane flags) skips with the
@@ -15,15 +20,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/kubeproof/kubeproof/internal/exitcode"
 )
 
 // Capability is something beyond the Kubernetes API that a provider offers.
@@ -45,7 +45,7 @@ const (
 	// RegistryPull: nodes pull images from a registry the harness can fill.
 	RegistryPull Capability = "RegistryPull"
 	// Disposable: nobody but kubeproof uses the cluster (it made it, or its
-	// user said so with --disposable), so specs may change what other
+	// user said so), so specs may change what other
 	// users would notice: add Nodes, label real ones, compact etcd, bind
 	// RBAC roles in default.
 	Disposable Capability = "Disposable"
@@ -223,217 +223,4 @@ func Load(path string) (*Info, error) {
 		return nil, fmt.Errorf("parse cluster info %s: %w", path, err)
 	}
 	return &i, nil
-}
-
-// Provider brings one cluster up and down.
-type Provider interface {
-	// Name is the provider's name, as given to --provider.
-	Name() string
-	// Up makes the cluster (or checks that it is reachable) and returns its
-	// info. On failure it leaves nothing behind.
-	Up(ctx context.Context) (*Info, error)
-	// Down removes everything Up made. It succeeds when there is nothing to
-	// remove, and cleans up after a crashed or interrupted Up.
-	Down(ctx context.Context) error
-	// Info returns the info of a cluster that is up, or an error that says
-	// it is not.
-	Info(ctx context.Context) (*Info, error)
-	// Status describes the cluster's parts for humans.
-	Status(ctx context.Context) (Status, error)
-}
-
-// Status is a human-oriented snapshot of a cluster.
-type Status struct {
-	Up    bool
-	Lines []StatusLine
-}
-
-// StatusLine is one part of a cluster and its state.
-type StatusLine struct {
-	Part   string
-	State  string
-	Detail string
-}
-
-// InfoFiler is a provider that keeps its cluster's Info in a file, for the
-// spec runner's --kubeproof.cluster-info.
-type InfoFiler interface {
-	InfoFile() string
-}
-
-// LogExporter is a provider that can copy its components' logs somewhere,
-// for a report after a failure.
-type LogExporter interface {
-	ExportLogs(ctx context.Context, dir string) error
-}
-
-// APIServerStarter is a provider that can start an extra API server against
-// the cluster's own etcd, with other flags: checks use it to compare a
-// cluster configured one way with the same cluster configured another.
-type APIServerStarter interface {
-	StartAPIServer(ctx context.Context, extraArgs []string) (*APIServer, error)
-}
-
-// ComponentStopper is a provider that can stop a component of its cluster
-// (the controller manager, the scheduler, etcd) and start it again as it
-// was: checks use it to see what the cluster does while the component is
-// gone, and how the component catches up when it is back.
-type ComponentStopper interface {
-	// StopComponent stops the component and returns what starts it again
-	// and waits until it is healthy.
-	StopComponent(ctx context.Context, name string) (start func(context.Context) error, err error)
-}
-
-// APIServer is an extra API server a provider started.
-type APIServer struct {
-	// URL is its address (https://host:port).
-	URL string
-	// CAFile verifies its serving certificate.
-	CAFile string
-	// AuditLogPath is its own audit log.
-	AuditLogPath string
-	// Stop stops it and waits until it is gone.
-	Stop func() error
-}
-
-// ParseComponentArgs turns "component=--flag=value" strings into a map.
-func ParseComponentArgs(specs []string) (map[string][]string, error) {
-	out := map[string][]string{}
-	for _, s := range specs {
-		comp, arg, ok := strings.Cut(s, "=")
-		if !ok || comp == "" || !strings.HasPrefix(arg, "--") {
-			return nil, exitcode.Errorf(exitcode.Usage, "--component-arg %q: want COMPONENT=--flag[=value], e.g. kube-apiserver=--anonymous-auth=false", s)
-		}
-		out[comp] = append(out[comp], arg)
-	}
-	return out, nil
-}
-
-// DefaultName is the name of a cluster kubeproof makes when none is given.
-const DefaultName = "kubeproof"
-
-// DefaultKubernetesVersion is the release a cluster kubeproof makes runs
-// when none is given: the newest kubeproof is tested with.
-const DefaultKubernetesVersion = "v1.37.2"
-
-// etcdReleases is the etcd kubeproof builds for each Kubernetes minor
-// release: the newest patch of the etcd minor that release's kubeadm
-// installs (its constants.DefaultEtcdVersion: 3.6 up to 1.36, 3.7 from 1.37).
-var etcdReleases = map[string]string{
-	"v1.34": "v3.6.16",
-	"v1.35": "v3.6.16",
-	"v1.36": "v3.6.16",
-	"v1.37": "v3.7.3",
-}
-
-// SupportedKubernetesMinors are the minor releases kubeproof can build and
-// run, oldest first.
-func SupportedKubernetesMinors() []string {
-	minors := make([]string, 0, len(etcdReleases))
-	for m := range etcdReleases {
-		minors = append(minors, m)
-	}
-	sort.Slice(minors, func(i, j int) bool { return minorNumber(minors[i]) < minorNumber(minors[j]) })
-	return minors
-}
-
-// EtcdVersionFor is the etcd release that goes with a Kubernetes release
-// (v1.37.2 -> v3.7.3); a release kubeproof does not know gets the newest's.
-func EtcdVersionFor(kubernetesVersion string) string {
-	if v, ok := etcdReleases[kubernetesMinor(kubernetesVersion)]; ok {
-		return v
-	}
-	return etcdReleases[kubernetesMinor(DefaultKubernetesVersion)]
-}
-
-// kubernetesMinor is "v1.37" of "v1.37.2".
-func kubernetesMinor(version string) string {
-	parts := strings.SplitN(version, ".", 3)
-	if len(parts) < 2 {
-		return version
-	}
-	return parts[0] + "." + parts[1]
-}
-
-func minorNumber(minor string) int {
-	n, _ := strconv.Atoi(strings.TrimPrefix(minor, "v1."))
-	return n
-}
-
-// DefaultCacheDir is where built binaries and images are kept:
-// $KUBEPROOF_CACHE_DIR, else the user's cache directory.
-func DefaultCacheDir() string {
-	if d := os.Getenv("KUBEPROOF_CACHE_DIR"); d != "" {
-		return d
-	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "kubeproof")
-	}
-	return filepath.Join(os.TempDir(), "kubeproof-cache")
-}
-
-// Shape is what a provider that makes clusters is told, whichever it is:
-// the cluster's name, the releases to run, where builds are cached, its
-// networks, and flags and components to change or leave out.
-type Shape struct {
-	// Name names the cluster; clusters with different names do not collide.
-	Name              string
-	KubernetesVersion string
-	EtcdVersion       string
-	// CacheDir holds built binaries and images.
-	CacheDir string
-	// PodCIDR is the cluster's pod network.
-	PodCIDR string
-	// ServiceCIDR is the Service ClusterIP range.
-	ServiceCIDR string
-	// ComponentArgs are extra flags per component; they come last, so they
-	// override the provider's own.
-	ComponentArgs map[string][]string
-	// Without are optional components left out.
-	Without []string
-	// ImageRegistry is a registry the nodes pull kubeproof's images from
-	// (host[:port]); with InsecureRegistry their containerd speaks plain
-	// HTTP to it.
-	ImageRegistry    string
-	InsecureRegistry bool
-	// SkipImageLoad leaves the images the specs run (images.Workloads) out
-	// of the nodes, as on a cluster kubeproof did not make: they must come
-	// from ImageRegistry.
-	SkipImageLoad bool
-	// Ephemeral: the cluster lives only as long as the command that makes
-	// it (`run` without --keep, trace, bench, faults). When that command is
-	// killed before it can remove it, the next command that looks at the
-	// cluster removes it first (see Abandoner).
-	Ephemeral bool
-}
-
-// Abandoner is a provider that can tell whether its cluster was left by a
-// kubeproof command that was killed (SIGKILL) before it could remove it:
-// an ephemeral cluster whose maker is gone, or one whose bring-up was cut
-// short. who names the command that made it.
-type Abandoner interface {
-	Abandoned() (who string, abandoned bool)
-}
-
-// WithDefaults fills unset fields.
-func (s Shape) WithDefaults() Shape {
-	if s.Name == "" {
-		s.Name = DefaultName
-	}
-	if s.KubernetesVersion == "" {
-		s.KubernetesVersion = DefaultKubernetesVersion
-	}
-	if s.EtcdVersion == "" {
-		s.EtcdVersion = EtcdVersionFor(s.KubernetesVersion)
-	}
-	if s.CacheDir == "" {
-		s.CacheDir = DefaultCacheDir()
-	}
-	if s.PodCIDR == "" {
-		s.PodCIDR = "10.244.0.0/16"
-	}
-	if s.ServiceCIDR == "" {
-		s.ServiceCIDR = "10.96.0.0/16"
-	}
-	return s
 }

@@ -13,15 +13,35 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/kubeproof/kubeproof/internal/exitcode"
 )
+
+// ErrKubeconfig: the kubeconfig is missing, unreadable or invalid.
+// ErrUnreachable: the cluster it names does not answer, or is not ready.
+// Errors of RESTConfig, NewClient and Connect wrap one of them; whoever
+// reports them to a user (the CLI) decides what each means to its caller.
+var (
+	ErrKubeconfig  = errors.New("bad kubeconfig")
+	ErrUnreachable = errors.New("cluster unreachable")
+)
+
+// connectError is a message of its own that errors.Is finds kind in.
+type connectError struct {
+	kind error
+	msg  string
+}
+
+func (e *connectError) Error() string        { return e.msg }
+func (e *connectError) Is(target error) bool { return target == e.kind }
+
+func kubeconfigErrorf(format string, args ...any) error {
+	return &connectError{kind: ErrKubeconfig, msg: fmt.Sprintf(format, args...)}
+}
 
 // RESTConfig loads a kubeconfig the way kubectl does: path is a file, or a
 // list of files ($KUBECONFIG's form, merged); an empty path means kubectl's
 // default loading rules ($KUBECONFIG, then ~/.kube/config). kubeContext
-// picks a context other than the current one. Errors carry
-// exitcode.Kubeconfig: the file is missing, unreadable or invalid.
+// picks a context other than the current one. Errors wrap ErrKubeconfig:
+// the file is missing, unreadable or invalid.
 func RESTConfig(path, kubeContext string) (*rest.Config, error) {
 	rules, err := LoadingRules(path)
 	if err != nil {
@@ -31,9 +51,9 @@ func RESTConfig(path, kubeContext string) (*rest.Config, error) {
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
 	switch {
 	case clientcmd.IsEmptyConfig(err):
-		return nil, exitcode.Errorf(exitcode.Kubeconfig, "no kubeconfig: give --kubeconfig, set $KUBECONFIG or create ~/.kube/config")
+		return nil, kubeconfigErrorf("no kubeconfig: none named, no $KUBECONFIG and no ~/.kube/config")
 	case err != nil:
-		return nil, exitcode.Errorf(exitcode.Kubeconfig, "kubeconfig %s is invalid: %v", describeRules(rules), err)
+		return nil, kubeconfigErrorf("kubeconfig %s is invalid: %v", describeRules(rules), err)
 	}
 	return cfg, nil
 }
@@ -49,7 +69,7 @@ func LoadingRules(path string) (*clientcmd.ClientConfigLoadingRules, error) {
 	files := filepath.SplitList(path)
 	for _, f := range files {
 		if _, err := os.ReadFile(f); err != nil && (len(files) == 1 || !errors.Is(err, fs.ErrNotExist)) {
-			return nil, exitcode.Errorf(exitcode.Kubeconfig, "kubeconfig %s is unreadable: %v", f, unwrapPathError(err))
+			return nil, kubeconfigErrorf("kubeconfig %s is unreadable: %v", f, unwrapPathError(err))
 		}
 	}
 	if len(files) == 1 {
@@ -84,7 +104,7 @@ func describeRules(rules *clientcmd.ClientConfigLoadingRules) string {
 }
 
 // NewClient loads the kubeconfig as RESTConfig does and makes a client of
-// it; it does not reach the cluster. Errors carry exitcode.Kubeconfig.
+// it; it does not reach the cluster. Errors wrap ErrKubeconfig.
 func NewClient(path, kubeContext string) (*rest.Config, kubernetes.Interface, error) {
 	cfg, err := RESTConfig(path, kubeContext)
 	if err != nil {
@@ -92,14 +112,13 @@ func NewClient(path, kubeContext string) (*rest.Config, kubernetes.Interface, er
 	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, nil, exitcode.Errorf(exitcode.Kubeconfig, "kubeconfig %s: %v", path, err)
+		return nil, nil, kubeconfigErrorf("kubeconfig %s: %v", path, err)
 	}
 	return cfg, client, nil
 }
 
 // Connect loads the kubeconfig and checks that the API server answers
-// /readyz within timeout. Errors carry exitcode.Kubeconfig or
-// exitcode.Unreachable.
+// /readyz within timeout. Errors wrap ErrKubeconfig or ErrUnreachable.
 func Connect(ctx context.Context, path, kubeContext string, timeout time.Duration) (*rest.Config, kubernetes.Interface, error) {
 	cfg, client, err := NewClient(path, kubeContext)
 	if err != nil {
@@ -109,7 +128,7 @@ func Connect(ctx context.Context, path, kubeContext string, timeout time.Duratio
 	defer cancel()
 	body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 	if err != nil {
-		return nil, nil, exitcode.Errorf(exitcode.Unreachable, "cluster at %s is not reachable or not ready: %v %s", cfg.Host, err, trimBody(body))
+		return nil, nil, &connectError{kind: ErrUnreachable, msg: fmt.Sprintf("cluster at %s is not reachable or not ready: %v %s", cfg.Host, err, trimBody(body))}
 	}
 	return cfg, client, nil
 }

@@ -8,6 +8,7 @@ package exitcode
 import (
 	"errors"
 	"fmt"
+	"sync"
 )
 
 // Code is a process exit status.
@@ -106,8 +107,9 @@ func Errorf(code Code, format string, args ...any) error {
 	return With(code, fmt.Errorf(format, args...))
 }
 
-// Of returns the code err was marked with (the outermost mark wins), or
-// Internal for an unmarked error, or OK for nil.
+// Of returns the code err was marked with (the outermost mark wins), else
+// the code of the first class it is of (see Classify), else Internal; OK
+// for nil.
 func Of(err error) Code {
 	if err == nil {
 		return OK
@@ -116,5 +118,32 @@ func Of(err error) Code {
 	if errors.As(err, &ce) {
 		return ce.code
 	}
+	classesMu.Lock()
+	defer classesMu.Unlock()
+	for _, c := range classes {
+		if errors.Is(err, c.target) {
+			return c.code
+		}
+	}
 	return Internal
+}
+
+// class is an error of a package that knows no exit codes, and its code.
+type class struct {
+	target error
+	code   Code
+}
+
+var (
+	classesMu sync.Mutex
+	classes   []class
+)
+
+// Classify gives errors that are target (errors.Is) the code, unless they
+// are marked: packages that must not know exit codes (the cluster
+// contract) return typed errors, and the CLI says once what each means.
+func Classify(target error, code Code) {
+	classesMu.Lock()
+	defer classesMu.Unlock()
+	classes = append(classes, class{target: target, code: code})
 }

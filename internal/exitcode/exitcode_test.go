@@ -38,3 +38,18 @@ func TestCodesAreDistinct(t *testing.T) {
 		seen[c] = true
 	}
 }
+
+// An unmarked error of a class gets the class's code; a mark wins.
+func TestClassify(t *testing.T) {
+	target := errors.New("a typed error of another package")
+	Classify(target, Registry)
+	if got := Of(fmt.Errorf("context: %w", target)); got != Registry {
+		t.Errorf("classified: %v", got)
+	}
+	if got := Of(With(Usage, fmt.Errorf("context: %w", target))); got != Usage {
+		t.Errorf("marked: %v", got)
+	}
+	if got := Of(errors.New("other")); got != Internal {
+		t.Errorf("unclassified: %v", got)
+	}
+}

@@ -4,8 +4,9 @@
 //  1. what a spec stands on (framework/..., webhooks/..., fixtures, suites/...):
 //     the per-spec Framework, watches, the audit log and etcd readers,
 //     identities, the claims catalog, and the cluster contract
-//     (framework/cluster: Info, capabilities, the provider registry);
-//  2. how clusters are made (internal/provision/...): the providers, the
+//     (framework/cluster: Info, capabilities, abilities, Open);
+//  2. how clusters are made (internal/provision/...): what a cluster is made
+//     with and the registry of providers (create), the providers, the
 //     binaries and images they build, the kind node image, the private
 //     Docker daemon, the host changes and processes they manage;
 //  3. what the CLI offers on top (internal/runner, internal/cli/...,

@@ -22,7 +22,7 @@ func layer(pkg string) string {
 		// ci/ holds the project's own test harnesses, which drive the
 		// CLI's packages as the CLI does.
 		return "cli"
-	case p == "internal/layering":
+	case p == "internal/layering" || p == "internal/doclinks":
 		return "docs"
 	case p == "framework" || strings.HasPrefix(p, "framework/") || strings.HasPrefix(p, "webhooks") ||
 		p == "fixtures" || strings.HasPrefix(p, "suites"):

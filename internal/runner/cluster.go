@@ -5,20 +5,24 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/internal/cli/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
-	"github.com/kubeproof/kubeproof/internal/provision/kind"
+	"github.com/kubeproof/kubeproof/internal/provision/create"
+
 	// Every provider kubeproof has (local, kind, kubeconfig) registers
 	// itself: the engine reaches them through the registry only.
 	_ "github.com/kubeproof/kubeproof/internal/provision/providers"
 )
 
-// DefaultWorkers is how many worker nodes a kind cluster gets besides its
-// control plane unless told otherwise (--workers).
-const DefaultWorkers = kind.DefaultWorkers
+// The cluster contract knows no exit codes: its connection errors are
+// typed, and these are the codes the commands exit with for them.
+func init() {
+	exitcode.Classify(cluster.ErrKubeconfig, exitcode.Kubeconfig)
+	exitcode.Classify(cluster.ErrUnreachable, exitcode.Unreachable)
+}
 
 // ClusterOptions say which cluster a command works on: the provider, how
 // to reach an existing cluster, and the shape of one kubeproof makes.
@@ -94,58 +98,45 @@ func reapAbandoned(ctx context.Context, p cluster.Provider, pr *progress.Printer
 	return nil
 }
 
-// providerFlags are the flags only some providers read (see
-// cluster.Registration.Flags); shapeFlags shape a cluster kubeproof makes.
-var (
-	providerFlags = []string{"apiserver-port", "etcd-members", "admission-control-config-file", "workers", "node-image", "debian-mirror", "kubeconfig", "context", "disposable"}
-	shapeFlags    = []string{"component-arg", "without", "pod-cidr", "service-cidr", "kubernetes-version", "etcd-version", "name", "load-images"}
-)
-
 // makeProvider builds the provider the options name, through the registry.
 // A flag the provider does not read is a usage error, never silently
 // ignored.
 func makeProvider(o ClusterOptions, pr *progress.Printer) (cluster.Provider, error) {
-	reg, err := cluster.Lookup(o.Provider)
+	reg, err := create.Lookup(o.Provider)
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range providerFlags {
-		if o.changed(name) && !reg.Accepts(name) {
-			return nil, exitcode.Errorf(exitcode.Usage, "--%s is not for the %s provider (%s)", name, reg.Name, reg.Summary)
-		}
+	if err := clusterflags.Refuse(reg, o.changed); err != nil {
+		return nil, err
 	}
-	if !reg.Makes {
-		for _, name := range shapeFlags {
-			if o.changed(name) {
-				return nil, exitcode.Errorf(exitcode.Usage, "--%s shapes a cluster kubeproof makes; the %s provider uses an existing one", name, reg.Name)
-			}
-		}
-	}
-	compArgs, err := cluster.ParseComponentArgs(o.ComponentArgs)
+	compArgs, err := clusterflags.ParseComponentArgs(o.ComponentArgs)
 	if err != nil {
 		return nil, err
 	}
-	opts := o.providerOptions(o.shape(compArgs), pr)
-	opts.Kubeconfig, opts.Context, opts.Disposable = o.Kubeconfig, o.Context, o.Disposable
+	opts := append(o.providerOptions(o.shape(compArgs), pr),
+		create.WithExisting(create.Existing{Kubeconfig: o.Kubeconfig, Context: o.Context, Disposable: o.Disposable}))
 	if o.AdmissionConfig != "" {
 		// The provider keeps its own copy: the cluster does not depend
 		// on the file staying where it is.
-		if opts.AdmissionConfig, err = os.ReadFile(o.AdmissionConfig); err != nil {
-			return nil, exitcode.Errorf(exitcode.Usage, "--admission-control-config-file: %v", err)
+		data, err := os.ReadFile(o.AdmissionConfig)
+		if err != nil {
+			return nil, exitcode.Errorf(exitcode.Usage, "--%s: %v", clusterflags.AdmissionConfig.Name, err)
 		}
+		opts = append(opts, create.WithLocal(create.Local{APIServerPort: o.APIServerPort, EtcdMembers: o.EtcdMembers, AdmissionConfig: data}))
 	}
-	return cluster.New(o.Provider, opts)
+	return create.New(o.Provider, opts...)
 }
 
 // providerOptions are the options of a cluster kubeproof makes.
-func (o ClusterOptions) providerOptions(shape cluster.Shape, pr *progress.Printer) cluster.Options {
-	return cluster.Options{Shape: shape, Progress: pr,
-		APIServerPort: o.APIServerPort, EtcdMembers: o.EtcdMembers, Workers: o.Workers, NodeImage: o.NodeImage, DebianMirror: o.DebianMirror}
+func (o ClusterOptions) providerOptions(shape create.Shape, pr *progress.Printer) []create.Option {
+	return []create.Option{create.WithShape(shape), create.WithProgress(pr),
+		create.WithLocal(create.Local{APIServerPort: o.APIServerPort, EtcdMembers: o.EtcdMembers}),
+		create.WithKind(create.Kind{Workers: o.Workers, NodeImage: o.NodeImage, DebianMirror: o.DebianMirror})}
 }
 
 // shape is the cluster shape the options describe.
-func (o ClusterOptions) shape(componentArgs map[string][]string) cluster.Shape {
-	return cluster.Shape{
+func (o ClusterOptions) shape(componentArgs map[string][]string) create.Shape {
+	return create.Shape{
 		Name:              o.Name,
 		KubernetesVersion: o.KubernetesVersion,
 		EtcdVersion:       o.EtcdVersion,
@@ -164,28 +155,8 @@ func (o ClusterOptions) shape(componentArgs map[string][]string) cluster.Shape {
 // MakesClusters reports whether the provider brings clusters up and down
 // (as opposed to using one that exists).
 func MakesClusters(provider string) bool {
-	reg, err := cluster.Lookup(provider)
+	reg, err := create.Lookup(provider)
 	return err == nil && reg.Makes
-}
-
-// ProviderHelp describes the registered providers for --provider.
-func ProviderHelp() string {
-	var parts []string
-	for _, r := range cluster.Registered() {
-		parts = append(parts, fmt.Sprintf("%s (%s)", r.Name, r.Summary))
-	}
-	return "cluster provider: " + strings.Join(parts, ", ")
-}
-
-// OptionalHelp lists the components providers can leave out.
-func OptionalHelp() string {
-	var parts []string
-	for _, r := range cluster.Registered() {
-		if len(r.Optional) > 0 {
-			parts = append(parts, r.Name+": "+strings.Join(r.Optional, ", "))
-		}
-	}
-	return "leave a component out (" + strings.Join(parts, "; ") + ")"
 }
 
 // ClusterFor returns the info of the cluster the provider names, bringing

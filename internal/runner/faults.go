@@ -8,11 +8,12 @@ import (
 	"strings"
 
 	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/internal/cli/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/cli/faultmatrix"
 	"github.com/kubeproof/kubeproof/internal/cli/report"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/pki"
+	"github.com/kubeproof/kubeproof/internal/provision/create"
 )
 
 // FaultsPlan is a run of the fault matrix: the suites on a healthy cluster
@@ -79,13 +80,13 @@ func runBroken(ctx context.Context, o ClusterOptions, s Suites, f faultmatrix.Fa
 	if err != nil {
 		return report.Report{}, fmt.Errorf("fault %s: %w", f.ID, err)
 	}
-	compArgs, err := cluster.ParseComponentArgs(args)
+	compArgs, err := clusterflags.ParseComponentArgs(args)
 	if err != nil {
 		return report.Report{}, err
 	}
 	shape := o.shape(compArgs)
 	shape.Without, shape.Ephemeral = f.Without, true
-	p, err := cluster.New(o.Provider, o.providerOptions(shape, Printer()))
+	p, err := create.New(o.Provider, o.providerOptions(shape, Printer())...)
 	if err != nil {
 		return report.Report{}, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/provision/create"
 )
 
 // testProvider is the fake provider of the registry in these tests: it
@@ -14,9 +15,9 @@ import (
 var testProvider = &fakeProvider{}
 
 func init() {
-	cluster.Register(cluster.Registration{
+	create.Register(create.Registration{
 		Name: "runner-test", Summary: "a fake for the engine's tests", Makes: true,
-		New: func(cluster.Options) (cluster.Provider, error) { return testProvider, nil },
+		New: func(create.Options) (cluster.Provider, error) { return testProvider, nil },
 	})
 }
 

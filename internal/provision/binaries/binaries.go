@@ -23,9 +23,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
+	"github.com/kubeproof/kubeproof/internal/provision/create"
+	"github.com/kubeproof/kubeproof/internal/provision/releases"
 )
 
 // KubernetesCommands are the programs built from k8s.io/kubernetes/cmd.
@@ -168,10 +169,10 @@ func ensureDir(ctx context.Context, opts Options, dir string, build func(context
 
 func (o Options) withDefaults() Options {
 	if o.KubernetesVersion == "" {
-		o.KubernetesVersion = cluster.DefaultKubernetesVersion
+		o.KubernetesVersion = releases.DefaultKubernetesVersion
 	}
 	if o.EtcdVersion == "" {
-		o.EtcdVersion = cluster.EtcdVersionFor(o.KubernetesVersion)
+		o.EtcdVersion = releases.EtcdVersionFor(o.KubernetesVersion)
 	}
 	if o.ContainerdVersion == "" {
 		o.ContainerdVersion = DefaultContainerdVersion
@@ -180,7 +181,7 @@ func (o Options) withDefaults() Options {
 		o.RuncVersion = DefaultRuncVersion
 	}
 	if o.CacheDir == "" {
-		o.CacheDir = cluster.DefaultCacheDir()
+		o.CacheDir = create.DefaultCacheDir()
 	}
 	if o.Go == "" {
 		o.Go = "go"

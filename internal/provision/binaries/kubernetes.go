@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/provision/releases"
 	"golang.org/x/mod/modfile"
 )
 
@@ -32,7 +32,7 @@ func buildKubernetes(ctx context.Context, opts Options, dir string) error {
 			if notServed(err) {
 				os.RemoveAll(wrapper)
 				return exitcode.Errorf(exitcode.Usage, "kubernetes version %s: the Go module proxy does not serve k8s.io/kubernetes at that version (kubeproof is tested with %s)",
-					version, strings.Join(cluster.SupportedKubernetesMinors(), ", "))
+					version, strings.Join(releases.SupportedKubernetesMinors(), ", "))
 			}
 			return err
 		}

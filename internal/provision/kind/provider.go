@@ -22,6 +22,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
+	"github.com/kubeproof/kubeproof/internal/provision/create"
 	"github.com/kubeproof/kubeproof/internal/provision/dockerd"
 	"github.com/kubeproof/kubeproof/internal/provision/hostchange"
 )
@@ -47,7 +48,7 @@ const Root = "/var/lib/kubeproof/kind"
 // Config shapes a kind cluster: the shape every provider takes, and kind's
 // own node count and image.
 type Config struct {
-	cluster.Shape
+	create.Shape
 	// Workers is the number of worker nodes besides the control plane.
 	Workers int
 	// NodeImage, if set, is used instead of kubeproof's own node image.
@@ -57,10 +58,6 @@ type Config struct {
 	DebianMirror string
 	Progress     *progress.Printer
 }
-
-// DefaultWorkers is the suites' default shape: one control plane and two
-// workers, so that scheduling has real nodes to choose from.
-const DefaultWorkers = 2
 
 // Provider makes and removes one kind cluster.
 type Provider struct {

@@ -1,17 +1,20 @@
 package kind
 
-import "github.com/kubeproof/kubeproof/framework/cluster"
+import (
+	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/internal/provision/create"
+)
 
 func init() {
-	cluster.Register(cluster.Registration{
+	create.Register(create.Registration{
 		Name:     ProviderName,
 		Summary:  "Docker containers, made with kind",
 		Makes:    true,
 		Optional: Optional,
-		Flags:    []string{"workers", "node-image", "debian-mirror"},
-		New: func(o cluster.Options) (cluster.Provider, error) {
-			return New(Config{Shape: o.Shape, Workers: o.Workers, NodeImage: o.NodeImage, DebianMirror: o.DebianMirror, Progress: o.Progress})
+		Reads:    []create.Knob{create.KnobWorkers, create.KnobNodeImage, create.KnobDebianMirror},
+		New: func(o create.Options) (cluster.Provider, error) {
+			return New(Config{Shape: o.Shape, Workers: o.Kind.Workers, NodeImage: o.Kind.NodeImage, DebianMirror: o.Kind.DebianMirror, Progress: o.Progress})
 		},
-		Open: func(info *cluster.Info) (cluster.Provider, error) { return Open(info.Name) },
 	})
+	cluster.RegisterOpener(ProviderName, func(info *cluster.Info) (cluster.Provider, error) { return Open(info.Name) })
 }

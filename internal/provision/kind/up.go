@@ -22,6 +22,7 @@ import (
 	"github.com/kubeproof/kubeproof/internal/progress"
 	"github.com/kubeproof/kubeproof/internal/provision/binaries"
 	"github.com/kubeproof/kubeproof/internal/provision/bringup"
+	"github.com/kubeproof/kubeproof/internal/provision/create"
 	"github.com/kubeproof/kubeproof/internal/provision/dockerd"
 	"github.com/kubeproof/kubeproof/internal/provision/imagebuild"
 	"github.com/kubeproof/kubeproof/internal/provision/nodeimage"
@@ -254,7 +255,7 @@ func (u *bringUp) hostFiles(context.Context) error {
 			return fmt.Errorf("create %s: %w", d, err)
 		}
 	}
-	if err := pki.WriteFile(l.confDir()+"/audit-policy.yaml", []byte(cluster.AuditPolicy), 0o644); err != nil {
+	if err := pki.WriteFile(l.confDir()+"/audit-policy.yaml", []byte(create.AuditPolicy), 0o644); err != nil {
 		return err
 	}
 	return hostSysctls.Hold(l.sysctlHolder())

@@ -2,19 +2,26 @@ package kubeconfig
 
 import (
 	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/internal/provision/create"
 )
 
 func init() {
-	cluster.Register(cluster.Registration{
+	create.Register(create.Registration{
 		Name:    ProviderName,
 		Summary: "an existing cluster",
-		Flags:   []string{"kubeconfig", "context", "disposable"},
-		// Without --kubeconfig, kubectl's rules find it ($KUBECONFIG,
-		// ~/.kube/config); the spec processes inherit the same environment.
-		New: func(o cluster.Options) (cluster.Provider, error) {
-			p := New(o.Kubeconfig, o.Context)
-			p.Disposable = o.Disposable
+		Reads:   []create.Knob{create.KnobKubeconfig, create.KnobContext, create.KnobDisposable},
+		// Without a kubeconfig named, kubectl's rules find it
+		// ($KUBECONFIG, ~/.kube/config); the spec processes inherit the
+		// same environment.
+		New: func(o create.Options) (cluster.Provider, error) {
+			p := New(o.Existing.Kubeconfig, o.Existing.Context)
+			p.Disposable = o.Existing.Disposable
 			return p, nil
 		},
+	})
+	// A spec process given only a kubeconfig opens it to learn what the
+	// cluster can do (the provider has no abilities beyond that).
+	cluster.RegisterOpener(ProviderName, func(info *cluster.Info) (cluster.Provider, error) {
+		return New(info.Kubeconfig, info.Context), nil
 	})
 }

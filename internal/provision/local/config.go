@@ -19,9 +19,9 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
+	"github.com/kubeproof/kubeproof/internal/provision/create"
 )
 
 // ProviderName is the --provider value.
@@ -48,7 +48,7 @@ var Optional = []string{ControllerManager, Scheduler, KubeProxy}
 // Config describes a local cluster: the shape every provider takes (the
 // node gets a /24 of the pod CIDR) and the local cluster's own addresses.
 type Config struct {
-	cluster.Shape
+	create.Shape
 
 	// ProgramDir holds kubeproof's image programs.
 	ProgramDir string
@@ -79,7 +79,7 @@ type Config struct {
 }
 
 // DefaultName is the cluster name when none is given.
-const DefaultName = cluster.DefaultName
+const DefaultName = create.DefaultName
 
 // WithDefaults fills unset fields.
 func (c Config) WithDefaults() Config {

@@ -11,14 +11,14 @@ import (
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/provision/binaries"
+	"github.com/kubeproof/kubeproof/internal/provision/create"
 	"github.com/kubeproof/kubeproof/internal/provision/hostchange"
 )
 
 func testConfig() Config {
-	return Config{Shape: cluster.Shape{Name: "t"}, LinkCIDR: "10.250.0.0/30"}.WithDefaults()
+	return Config{Shape: create.Shape{Name: "t"}, LinkCIDR: "10.250.0.0/30"}.WithDefaults()
 }
 
 func TestValidate(t *testing.T) {
@@ -59,21 +59,6 @@ func TestValidate(t *testing.T) {
 		}
 		if exitcode.Of(err) != exitcode.Usage {
 			t.Errorf("%s: exit code %v, want Usage", name, exitcode.Of(err))
-		}
-	}
-}
-
-func TestParseComponentArgs(t *testing.T) {
-	got, err := cluster.ParseComponentArgs([]string{"kube-apiserver=--anonymous-auth=false", "kube-apiserver=--v=4", "kubelet=--v=2"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(got[APIServer], []string{"--anonymous-auth=false", "--v=4"}) || !slices.Equal(got[Kubelet], []string{"--v=2"}) {
-		t.Fatalf("got %v", got)
-	}
-	for _, bad := range []string{"kube-apiserver", "kube-apiserver=anonymous-auth=false", "=--v=1"} {
-		if _, err := cluster.ParseComponentArgs([]string{bad}); exitcode.Of(err) != exitcode.Usage {
-			t.Errorf("%q: %v", bad, err)
 		}
 	}
 }
@@ -259,7 +244,7 @@ func TestHelpers(t *testing.T) {
 // A second cluster gets the next free link; routes of the first (and of the
 // machine) are avoided.
 func TestChooseLink(t *testing.T) {
-	c := Config{Shape: cluster.Shape{Name: "t"}}.WithDefaults()
+	c := Config{Shape: create.Shape{Name: "t"}}.WithDefaults()
 	mk := func(cidr, dev string) route { return route{dst: mustCIDR(cidr), dev: dev} }
 	routes := []route{
 		mk("0.0.0.0/0", "eth0"),

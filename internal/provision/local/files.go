@@ -6,12 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/internal/pki"
 	"github.com/kubeproof/kubeproof/internal/provision/binaries"
 	"github.com/kubeproof/kubeproof/internal/provision/cni"
 	"github.com/kubeproof/kubeproof/internal/provision/containerdconf"
+	"github.com/kubeproof/kubeproof/internal/provision/create"
 	"github.com/kubeproof/kubeproof/internal/provision/hostchange"
 	"github.com/kubeproof/kubeproof/internal/provision/registryhosts"
 )
@@ -139,7 +139,7 @@ iptables:
 // writeConfigFiles writes the component configuration files.
 func writeConfigFiles(c Config, l layout, bin binaries.Set, cg hostchange.NodeCgroup) error {
 	files := map[string]string{
-		l.conf("audit-policy.yaml"):   cluster.AuditPolicy,
+		l.conf("audit-policy.yaml"):   create.AuditPolicy,
 		l.conf("containerd.toml"):     containerdConfig(l, bin, cg),
 		l.conf("kubelet.yaml"):        kubeletConfig(c, l, cg),
 		l.conf("kube-proxy.yaml"):     kubeProxyConfig(c, l),

@@ -1,17 +1,20 @@
 package local
 
-import "github.com/kubeproof/kubeproof/framework/cluster"
+import (
+	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/internal/provision/create"
+)
 
 func init() {
-	cluster.Register(cluster.Registration{
+	create.Register(create.Registration{
 		Name:     ProviderName,
 		Summary:  "processes on this machine",
 		Makes:    true,
 		Optional: Optional,
-		Flags:    []string{"apiserver-port", "etcd-members", "admission-control-config-file"},
-		New: func(o cluster.Options) (cluster.Provider, error) {
-			return New(Config{Shape: o.Shape, APIServerPort: o.APIServerPort, EtcdMembers: o.EtcdMembers, AdmissionConfig: o.AdmissionConfig, Progress: o.Progress})
+		Reads:    []create.Knob{create.KnobAPIServerPort, create.KnobEtcdMembers, create.KnobAdmissionConfig},
+		New: func(o create.Options) (cluster.Provider, error) {
+			return New(Config{Shape: o.Shape, APIServerPort: o.Local.APIServerPort, EtcdMembers: o.Local.EtcdMembers, AdmissionConfig: o.Local.AdmissionConfig, Progress: o.Progress})
 		},
-		Open: func(info *cluster.Info) (cluster.Provider, error) { return Open(info.Name) },
 	})
+	cluster.RegisterOpener(ProviderName, func(info *cluster.Info) (cluster.Provider, error) { return Open(info.Name) })
 }

@@ -23,14 +23,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
-
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
 	"github.com/kubeproof/kubeproof/internal/provision/binaries"
 	"github.com/kubeproof/kubeproof/internal/provision/cni"
 	"github.com/kubeproof/kubeproof/internal/provision/imagebuild"
+	"github.com/kubeproof/kubeproof/internal/provision/releases"
 )
 
 // recipe changes whenever the way the image is made changes, so that a
@@ -112,7 +111,7 @@ func Ensure(ctx context.Context, opts Options) (Result, error) {
 		opts.Progress = pr
 	}
 	if opts.EtcdVersion == "" {
-		opts.EtcdVersion = cluster.EtcdVersionFor(opts.KubernetesVersion)
+		opts.EtcdVersion = releases.EtcdVersionFor(opts.KubernetesVersion)
 	}
 	bin, err := binaries.Ensure(ctx, binaries.Options{
 		KubernetesVersion: opts.KubernetesVersion, EtcdVersion: opts.EtcdVersion, CacheDir: opts.CacheDir, Progress: pr,

@@ -1,8 +1,8 @@
 // Package providers registers every cluster provider kubeproof has (see
-// framework/cluster's registry). Import it for its side effect: a program
+// the registry of internal/provision/create). Import it for its side effect: a program
 // that does (the kubeproof CLI, a test binary of the suites) can make, use
 // and open clusters of every kind. Adding a provider is one more import
-// here, beside the provider's own cluster.Register call.
+// here, beside the provider's own create.Register call.
 package providers
 
 import (

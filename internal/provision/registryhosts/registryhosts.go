@@ -17,8 +17,8 @@ import (
 	"net"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/internal/provision/create"
 )
 
 // Nowhere is where pulls from kubeproof.local go: the discard port on
@@ -29,7 +29,7 @@ const Nowhere = "http://127.0.0.1:9"
 // the cluster's registry when that registry is on this machine's loopback
 // (host:port), or "" when it is elsewhere. A registry serving the nodes
 // must listen there too.
-func NodeAddress(s cluster.Shape, gateway string) string {
+func NodeAddress(s create.Shape, gateway string) string {
 	host, _, _ := strings.Cut(s.ImageRegistry, "/")
 	if h, port, err := net.SplitHostPort(host); err == nil && isLoopback(h) {
 		return net.JoinHostPort(gateway, port)
@@ -43,7 +43,7 @@ func NodeAddress(s cluster.Shape, gateway string) string {
 // Files are the hosts.toml files (registry host -> content) for a node
 // whose way to this machine is gateway ("127.0.0.1" for a node that is this
 // machine).
-func Files(s cluster.Shape, gateway string) map[string]string {
+func Files(s create.Shape, gateway string) map[string]string {
 	files := map[string]string{images.LoadedRegistry: hostsFile(Nowhere, false)}
 	if s.ImageRegistry == "" {
 		return files

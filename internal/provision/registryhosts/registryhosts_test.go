@@ -6,19 +6,19 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/internal/provision/create"
 )
 
 func TestFiles(t *testing.T) {
 	cases := []struct {
-		shape      cluster.Shape
+		shape      create.Shape
 		host, want string // want: the server, "" for no file
 	}{
-		{cluster.Shape{ImageRegistry: "127.0.0.1:5001/kubeproof", InsecureRegistry: true}, "127.0.0.1:5001", "http://172.18.0.1:5001"},
-		{cluster.Shape{ImageRegistry: "localhost:5001", InsecureRegistry: true}, "localhost:5001", "http://172.18.0.1:5001"},
-		{cluster.Shape{ImageRegistry: "registry.example:5000/x", InsecureRegistry: true}, "registry.example:5000", "http://registry.example:5000"},
-		{cluster.Shape{ImageRegistry: "registry.example/x"}, "registry.example", ""},
+		{create.Shape{ImageRegistry: "127.0.0.1:5001/kubeproof", InsecureRegistry: true}, "127.0.0.1:5001", "http://172.18.0.1:5001"},
+		{create.Shape{ImageRegistry: "localhost:5001", InsecureRegistry: true}, "localhost:5001", "http://172.18.0.1:5001"},
+		{create.Shape{ImageRegistry: "registry.example:5000/x", InsecureRegistry: true}, "registry.example:5000", "http://registry.example:5000"},
+		{create.Shape{ImageRegistry: "registry.example/x"}, "registry.example", ""},
 	}
 	for _, c := range cases {
 		files := Files(c.shape, "172.18.0.1")

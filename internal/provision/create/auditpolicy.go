@@ -1,4 +1,4 @@
-package cluster
+package create
 
 // AuditPolicy is the audit policy of every cluster kubeproof makes. It
 // records every request at Metadata level (who, what, when, with

@@ -1,0 +1,22 @@
+package layering
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The cluster contract speaks neither CLI nor provisioning: it imports no
+// package of internal/ (no exit codes, no progress printer), so a spec
+// binary and a provider share only Info, capabilities, abilities and Open.
+func TestContractIsNarrow(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{join .Imports \" \"}}", module+"framework/cluster").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, imp := range strings.Fields(string(out)) {
+		if strings.HasPrefix(imp, module+"internal/") {
+			t.Errorf("framework/cluster imports %s", strings.TrimPrefix(imp, module))
+		}
+	}
+}
