@@ -1,7 +1,6 @@
 package judge
 
 import (
-	"compress/gzip"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/internal/cli/report/realrun"
 )
 
 // realRun is the real run the report tests keep
@@ -31,19 +31,8 @@ type realRun struct {
 
 func loadRealRun(t *testing.T) realRun {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "report", "testdata", "local-run", "claims.json.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var r realRun
-	if err := json.NewDecoder(zr).Decode(&r); err != nil {
-		t.Fatal(err)
-	}
+	realrun.Decode(t, &r)
 	return r
 }
 

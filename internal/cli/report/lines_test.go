@@ -2,8 +2,6 @@ package report
 
 import (
 	"bytes"
-	"compress/gzip"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +12,7 @@ import (
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/internal/cli/judge"
+	"github.com/kubeproof/kubeproof/internal/cli/report/realrun"
 )
 
 // A document of five lines: one quoted by a confirmed claim, one
@@ -118,25 +117,11 @@ func TestRestatingLinesAreFlagged(t *testing.T) {
 	}
 }
 
-// realRun is the claims.json of a real run kept as testdata (README there).
-const realRun = "testdata/local-run/claims.json.gz"
-
 // loadRealRun reads the claims.json of a real run kept as testdata.
 func loadRealRun(t *testing.T) Report {
 	t.Helper()
-	f, err := os.Open(realRun)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var r Report
-	if err := json.NewDecoder(zr).Decode(&r); err != nil {
-		t.Fatal(err)
-	}
+	realrun.Decode(t, &r)
 	return r
 }
 
