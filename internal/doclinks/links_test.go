@@ -149,11 +149,13 @@ func repoRoot(t *testing.T) string {
 }
 
 // The reader finds links and images, inline and by reference, and leaves
-// out URLs, anchors of the page and what is inside code.
+// out URLs, anchors of the page, what is inside code and escaped brackets
+// (a quoted link).
 func TestFindsLinks(t *testing.T) {
 	md := filepath.Join(t.TempDir(), "page.md")
 	text := "see [a](a.md#part) and ![b](img/b.png \"title\"), [web](https://example.invalid/x.md), [here](#top)\n" +
-		"`[not](code.md)`\n```\n[not](fenced.md)\n```\n[ref]: ../c.md\n"
+		"`[not](code.md)`\n```\n[not](fenced.md)\n```\n[ref]: ../c.md\n" +
+		"| 5 | !\\[](/images/quoted.png) \\[also](quoted.md) |\n"
 	if err := os.WriteFile(md, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
