@@ -115,9 +115,13 @@ func noteStatus(n *claims.LineNote) string {
 	return "**open**: " + n.Open
 }
 
-// cell makes text safe inside a Markdown table cell.
+// cell makes text safe inside a Markdown table cell. The table quotes the
+// seeds' lines, it does not make their links: a [ is escaped so that a
+// quoted link or image ("![](/images/...)", an image the seed does not
+// carry) shows as the author wrote it and leads nowhere.
 func cell(s string) string {
 	s = strings.ReplaceAll(s, "|", "\\|")
+	s = strings.ReplaceAll(s, "[", "\\[")
 	if len(s) > 160 {
 		s = s[:strings.LastIndex(s[:160], " ")+1] + "…"
 	}
