@@ -80,6 +80,40 @@ func (c *Client) Get(ctx context.Context, key string) (kv KeyValue, found bool, 
 	return kvs[0], true, nil
 }
 
+// DefaultPrefix is where the API server stores objects unless it is given
+// another --etcd-prefix.
+const DefaultPrefix = "/registry/"
+
+// Find reads the object stored for a resource path such as
+// "pods/NAMESPACE/NAME": at DefaultPrefix or, when it is not there, at the
+// one key of etcd that ends in "/"+path (an API server with another
+// --etcd-prefix keeps its objects there). kv.Key says where it was found,
+// so that a claim about the key is judged on the key, and a claim about
+// the object being in etcd on the object.
+func (c *Client) Find(ctx context.Context, path string) (kv KeyValue, found bool, err error) {
+	if kv, found, err = c.Get(ctx, DefaultPrefix+path); err != nil || found {
+		return kv, found, err
+	}
+	keys, _, err := c.Keys(ctx, "")
+	if err != nil {
+		return KeyValue{}, false, err
+	}
+	var match []string
+	for _, k := range keys {
+		if strings.HasSuffix(k, "/"+path) {
+			match = append(match, k)
+		}
+	}
+	switch len(match) {
+	case 0:
+		return KeyValue{}, false, nil
+	case 1:
+		return c.Get(ctx, match[0])
+	default:
+		return KeyValue{}, false, fmt.Errorf("%d keys end in /%s: %v", len(match), path, match)
+	}
+}
+
 // Keys lists the keys under prefix ("" for every key) and etcd's current
 // revision.
 func (c *Client) Keys(ctx context.Context, prefix string) ([]string, int64, error) {

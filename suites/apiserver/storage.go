@@ -67,10 +67,14 @@ var _ = ginkgo.Describe("API server storage", func() {
 			dep.Spec.Replicas = &zero
 			_, err = f.Client.AppsV1().Deployments(f.Namespace).Create(ctx, &dep, metav1.CreateOptions{})
 			framework.ExpectNoError(err, "create a Deployment")
-			depKey := "/registry/deployments/" + f.Namespace + "/" + dep.Name
-			depKV, found, err := db.Get(ctx, depKey)
-			framework.ExpectNoError(err, "read %s from etcd", depKey)
-			deploymentEtcd.Record(etcdObjectEvidence{Exists: found, Key: f.Generalize(depKey, map[string]string{dep.Name: "{name}"}), Encoding: depKV.Encoding()})
+			depPath := "deployments/" + f.Namespace + "/" + dep.Name
+			depKV, found, err := db.Find(ctx, depPath)
+			framework.ExpectNoError(err, "find %s in etcd", depPath)
+			depEv := etcdObjectEvidence{Exists: found}
+			if found {
+				depEv.Key, depEv.Encoding = f.Generalize(depKV.Key, map[string]string{dep.Name: "{name}"}), depKV.Encoding()
+			}
+			deploymentEtcd.Record(depEv)
 
 			ginkgo.By("etcd, asked without a client certificate")
 			etcdWithoutCertificate.Record(askEtcdWithoutCertificate(f.Cluster.Etcd))
@@ -151,10 +155,13 @@ var _ = ginkgo.Describe("API server storage", func() {
 			_, listedGroup := discover(ctx, f, group)
 			ev := crdEvidence{Listed: listedGroup, CreateCode: cr.Code, PathPattern: f.Generalize(strings.ReplaceAll(crPath, group, "{group}"), nil)}
 			if f.Cluster.Has(cluster.EtcdAccess) {
-				key := "/registry/" + group + "/checks/" + ns + "/one"
-				kv, found, err := f.Etcd().Get(ctx, key)
-				framework.ExpectNoError(err, "read %s from etcd", key)
-				ev.EtcdKey, ev.EtcdExists, ev.Encoding = f.Generalize(strings.ReplaceAll(key, group, "{group}"), nil), found, kv.Encoding()
+				path := group + "/checks/" + ns + "/one"
+				kv, found, err := f.Etcd().Find(ctx, path)
+				framework.ExpectNoError(err, "find %s in etcd", path)
+				ev.EtcdExists = found
+				if found {
+					ev.EtcdKey, ev.Encoding = f.Generalize(strings.ReplaceAll(kv.Key, group, "{group}"), nil), kv.Encoding()
+				}
 			}
 			crd.Record(ev)
 

@@ -97,12 +97,12 @@ var _ = ginkgo.Describe("Deployment controllers", func() {
 				recordCreations(ctx, f, auditLog, from)
 			}
 			if db := f.Etcd(); db != nil {
-				key := "/registry/replicasets/" + f.Namespace + "/" + rs.Name
-				_, found, err := db.Get(ctx, key)
-				framework.ExpectNoError(err, "read %s", key)
-				depKey := "/registry/deployments/" + f.Namespace + "/" + deploymentName
-				_, depFound, err := db.Get(ctx, depKey)
-				framework.ExpectNoError(err, "read %s", depKey)
+				path := "replicasets/" + f.Namespace + "/" + rs.Name
+				_, found, err := db.Find(ctx, path)
+				framework.ExpectNoError(err, "find %s in etcd", path)
+				depPath := "deployments/" + f.Namespace + "/" + deploymentName
+				_, depFound, err := db.Find(ctx, depPath)
+				framework.ExpectNoError(err, "find %s in etcd", depPath)
 				flowEtcd.Record(flowEtcdEvidence{ReplicaSetStored: found, DeploymentStored: depFound})
 			}
 

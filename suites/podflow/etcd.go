@@ -53,11 +53,12 @@ var (
 func recordEtcdEvidence(ctx context.Context, f *framework.Framework, db *etcd.Client) {
 	ginkgo.GinkgoHelper()
 	ginkgo.By("reading the Pod from etcd")
-	key := "/registry/pods/" + f.Namespace + "/" + podName
-	kv, found, err := db.Get(ctx, key)
-	framework.ExpectNoError(err, "read %s from etcd", key)
-	ev := etcdEvidence{Exists: found, Key: f.Generalize(key, map[string]string{podName: "{name}"})}
+	path := "pods/" + f.Namespace + "/" + podName
+	kv, found, err := db.Find(ctx, path)
+	framework.ExpectNoError(err, "find %s in etcd", path)
+	ev := etcdEvidence{Exists: found}
 	if found {
+		ev.Key = f.Generalize(kv.Key, map[string]string{podName: "{name}"})
 		ev.Encoding = kv.Encoding()
 	}
 	etcdPod.Record(ev)
@@ -65,7 +66,7 @@ func recordEtcdEvidence(ctx context.Context, f *framework.Framework, db *etcd.Cl
 	framework.ExpectNoError(err, "list etcd keys")
 	var outside, resources []string
 	for _, k := range allKeys {
-		if strings.HasPrefix(k, "/registry/") {
+		if strings.HasPrefix(k, etcd.DefaultPrefix) {
 			continue
 		}
 		outside = append(outside, k)
@@ -96,15 +97,16 @@ func holdsObject(kv etcd.KeyValue) bool {
 // bytes etcd holds.
 func recordEtcdFinal(ctx context.Context, f *framework.Framework, db *etcd.Client) {
 	ginkgo.GinkgoHelper()
-	key := "/registry/pods/" + f.Namespace + "/" + podName
-	kv, found, err := db.Get(ctx, key)
-	framework.ExpectNoError(err, "read %s from etcd", key)
+	path := "pods/" + f.Namespace + "/" + podName
+	kv, found, err := db.Find(ctx, path)
+	framework.ExpectNoError(err, "find %s in etcd", path)
 	if !found {
-		// Not where the API server stores Pods by default (an API server
-		// with another --etcd-prefix): etcd holds none of its state here.
+		// etcd holds no key for the Pod (an API server that stores
+		// elsewhere): none of its state is in etcd.
 		etcdFinal.Record(etcdFinalEvidence{})
 		return
 	}
+	key := kv.Key
 	obj, err := etcd.Decode(kv.Value)
 	framework.ExpectNoError(err, "decode %s", key)
 	p, ok := obj.(*corev1.Pod)
