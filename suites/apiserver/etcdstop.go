@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -106,6 +107,11 @@ var _ = ginkgo.Describe("API server without etcd", ginkgo.Serial, func() {
 				ginkgo.Skip(fmt.Sprintf("etcd has %d member(s) here; the majority of three needs a cluster made with --etcd-members 3 (local provider)", n))
 			}
 			ev := etcdQuorumEvidence{Members: 3, WindowSeconds: writeWindow.Seconds()}
+			// The prefix the API server stores under (another --etcd-prefix
+			// is not /registry/), found while a majority answers.
+			nsKV, _, err := f.Etcd().Find(ctx, "namespaces/"+f.Namespace)
+			framework.ExpectNoError(err, "find the namespace in etcd")
+			prefix := strings.TrimSuffix(nsKV.Key, "namespaces/"+f.Namespace)
 			startFirst := f.StopComponent(ctx, "etcd-1")
 			ginkgo.By("one member of three stopped: a create")
 			ev.OneStoppedAccepted, ev.OneStoppedOutcome, ev.OneStoppedMs = createWithin(ctx, f, "one-stopped")
@@ -114,7 +120,7 @@ var _ = ginkgo.Describe("API server without etcd", ginkgo.Serial, func() {
 			ev.TwoStoppedAccepted, ev.TwoStoppedOutcome, ev.TwoStoppedMs = createWithin(ctx, f, "two-stopped")
 			// What the member still running has applied: only what a
 			// majority committed.
-			committed, err := f.Etcd().GetLocal(ctx, "/registry/configmaps/"+f.Namespace+"/two-stopped")
+			committed, err := f.Etcd().GetLocal(ctx, prefix+"configmaps/"+f.Namespace+"/two-stopped")
 			framework.ExpectNoError(err, "read the running member's own store")
 			ev.TwoStoppedCommitted = committed
 			for name, start := range map[string]func(context.Context) error{"etcd-2": startSecond, "etcd-1": startFirst} {

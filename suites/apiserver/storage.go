@@ -46,9 +46,9 @@ var _ = ginkgo.Describe("API server storage", func() {
 			res, err := framework.Request(ctx, f.RESTConfig, "POST", "/api/v1/namespaces/"+f.Namespace+"/configmaps",
 				map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "stored"}, "data": map[string]string{"k": "v"}})
 			framework.ExpectNoError(err, "create a ConfigMap")
-			key := "/registry/configmaps/" + f.Namespace + "/stored"
-			kv, found, err := db.Get(ctx, key)
-			framework.ExpectNoError(err, "read %s from etcd", key)
+			path := "configmaps/" + f.Namespace + "/stored"
+			kv, found, err := db.Find(ctx, path)
+			framework.ExpectNoError(err, "find %s in etcd", path)
 			var body struct{ Metadata metav1.ObjectMeta }
 			_ = json.Unmarshal(res.Body, &body)
 			meta := body.Metadata
