@@ -93,10 +93,22 @@ func Boot(ctx context.Context, spec Spec, o Options) (int, error) {
 		"quiet",
 		specParam + "=" + specFile,
 	}
+	preloadDir, err := os.MkdirTemp("", "kubeproof-uml-")
+	if err != nil {
+		return 0, fmt.Errorf("create a directory for the guest kernel's preload: %w", err)
+	}
+	defer os.RemoveAll(preloadDir)
+	preload, err := buildXStatePreload(ctx, preloadDir, o)
+	if err != nil {
+		return 0, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	cmd := exec.Command(o.Kernel, args...)
 	cmd.Stdout, cmd.Stderr = o.Console, o.Console
+	if preload != "" {
+		cmd.Env = append(os.Environ(), "LD_PRELOAD="+preload)
+	}
 	// The kernel's processes (one per guest address space) share its
 	// process group, so that all go with it; and it goes with us.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
