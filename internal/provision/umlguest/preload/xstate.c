@@ -2,14 +2,21 @@
 // (XSAVE) is larger than the guest kernel's buffer for it, e.g. with
 // AVX-512 and AMX: the host's PTRACE_SETREGSET of NT_X86_XSTATE takes only
 // a buffer of the host's whole size and refuses UML's smaller one with
-// EFAULT ("ptrace set fp regs failed, errno = 14", then a panic). This
-// fills the rest from the thread's current state: the parts UML knows
-// (x87, SSE, AVX) are UML's; the host-only parts stay as they are.
+// EFAULT ("ptrace set fp regs failed, errno = 14", then a panic).
+//
+// UML saves a guest thread's registers into a buffer of that thread
+// (PTRACE_GETREGSET) and restores them from it (PTRACE_SETREGSET). This
+// library keeps, for each such buffer, the whole state the host gave when
+// it was saved, and restores that whole state with UML's part (x87, SSE,
+// AVX: what UML may have changed) laid over it. So every guest thread gets
+// its own AVX-512 and AMX registers back, as on a host whose state fits.
 #define _GNU_SOURCE
 #include <cpuid.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -20,41 +27,120 @@
 #define NT_X86_XSTATE_NOTE 0x202
 #define LEGACY_SIZE 512
 #define HEADER_END 576
+#define SLOTS 16384
+#define MAX_STATE (1 << 16)
 
-static __thread unsigned char whole[1 << 16];
+struct slot {
+	const void *owner; // UML's buffer of one guest thread
+	unsigned char *state; // the whole state saved with it
+};
+
+static struct slot slots[SLOTS];
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned char scratch[MAX_STATE];
+static size_t host_size; // the host's whole state, once read
+
+static long regset(long req, pid_t pid, struct iovec *iov)
+{
+	return syscall(SYS_ptrace, req, pid, (void *)NT_X86_XSTATE_NOTE, iov);
+}
+
+// slot_of returns the saved state of UML's buffer owner, made when create
+// is set; NULL when there is none, or no room (then the current state
+// stands in).
+static struct slot *slot_of(const void *owner, int create)
+{
+	size_t h = ((uintptr_t)owner >> 4) % SLOTS;
+	for (size_t i = 0; i < SLOTS; i++) {
+		struct slot *s = &slots[(h + i) % SLOTS];
+		if (s->owner == owner)
+			return s;
+		if (s->owner == NULL) {
+			if (!create || (s->state = malloc(MAX_STATE)) == NULL)
+				return NULL;
+			s->owner = owner;
+			return s;
+		}
+	}
+	return NULL;
+}
+
+// inside is the bitmap of the state components that lie within UML's n
+// bytes (x87 and SSE are in the legacy area). It is worked out once: CPUID
+// in a virtual machine exits to the hypervisor, and 61 of them on every
+// switch made each of the guest's system calls take over a millisecond.
+static uint64_t inside(size_t n)
+{
+	static size_t known_n;
+	static uint64_t known;
+	if (known_n == n)
+		return known;
+	uint64_t mask = 3;
+	for (unsigned i = 2; i < 63; i++) {
+		unsigned a, b, c, d;
+		if (!__get_cpuid_count(0xd, i, &a, &b, &c, &d) || a == 0 || (c & 1))
+			continue;
+		if ((size_t)b + a <= n)
+			mask |= 1ull << i;
+	}
+	known = mask;
+	known_n = n;
+	return mask;
+}
+
+// overlay lays UML's part of a state (n bytes) over a whole one.
+static void overlay(unsigned char *whole, const unsigned char *uml, size_t n)
+{
+	memcpy(whole, uml, n < LEGACY_SIZE ? n : LEGACY_SIZE);
+	if (n > HEADER_END)
+		memcpy(whole + HEADER_END, uml + HEADER_END, n - HEADER_END);
+	if (n >= HEADER_END) {
+		uint64_t mask = inside(n), umlbv, wholebv;
+		memcpy(&umlbv, uml + LEGACY_SIZE, 8);
+		memcpy(&wholebv, whole + LEGACY_SIZE, 8);
+		wholebv = (umlbv & mask) | (wholebv & ~mask);
+		memcpy(whole + LEGACY_SIZE, &wholebv, 8);
+	}
+}
+
+static long get_xstate(pid_t pid, struct iovec *uml)
+{
+	pthread_mutex_lock(&lock);
+	struct slot *s = slot_of(uml->iov_base, 1);
+	struct iovec whole = { s ? s->state : scratch, MAX_STATE };
+	long r = regset(PTRACE_GETREGSET, pid, &whole);
+	if (r == 0) {
+		host_size = whole.iov_len;
+		if (uml->iov_len > whole.iov_len)
+			uml->iov_len = whole.iov_len;
+		memcpy(uml->iov_base, whole.iov_base, uml->iov_len);
+	}
+	pthread_mutex_unlock(&lock);
+	return r;
+}
 
 static long set_xstate(pid_t pid, const struct iovec *uml)
 {
-	struct iovec cur = { whole, sizeof(whole) };
-	if (syscall(SYS_ptrace, PTRACE_GETREGSET, pid, (void *)NT_X86_XSTATE_NOTE, &cur) < 0)
-		return -1;
-	size_t n = uml->iov_len;
-	if (n >= cur.iov_len) {
-		struct iovec all = { uml->iov_base, cur.iov_len };
-		return syscall(SYS_ptrace, PTRACE_SETREGSET, pid, (void *)NT_X86_XSTATE_NOTE, &all);
+	pthread_mutex_lock(&lock);
+	struct slot *s = slot_of(uml->iov_base, 0);
+	unsigned char *whole = s ? s->state : scratch;
+	long r = 0;
+	if (s == NULL || host_size == 0) {
+		// A buffer never saved (a new thread's): the current state.
+		struct iovec cur = { whole, MAX_STATE };
+		r = regset(PTRACE_GETREGSET, pid, &cur);
+		host_size = cur.iov_len;
 	}
-	const unsigned char *src = uml->iov_base;
-	memcpy(whole, src, n < LEGACY_SIZE ? n : LEGACY_SIZE);
-	if (n > HEADER_END)
-		memcpy(whole + HEADER_END, src + HEADER_END, n - HEADER_END);
-	if (n >= HEADER_END) {
-		// The header's bitmap: UML's for the components inside its
-		// buffer, the current state's for the others.
-		uint64_t mask = 3, umlbv, curbv;
-		for (unsigned i = 2; i < 63; i++) {
-			unsigned a, b, c, d;
-			if (!__get_cpuid_count(0xd, i, &a, &b, &c, &d) || a == 0 || (c & 1))
-				continue;
-			if ((size_t)b + a <= n)
-				mask |= 1ull << i;
+	if (r == 0) {
+		struct iovec out = { uml->iov_base, host_size };
+		if (uml->iov_len < host_size) {
+			overlay(whole, uml->iov_base, uml->iov_len);
+			out.iov_base = whole;
 		}
-		memcpy(&umlbv, src + LEGACY_SIZE, 8);
-		memcpy(&curbv, whole + LEGACY_SIZE, 8);
-		curbv = (umlbv & mask) | (curbv & ~mask);
-		memcpy(whole + LEGACY_SIZE, &curbv, 8);
+		r = regset(PTRACE_SETREGSET, pid, &out);
 	}
-	struct iovec out = { whole, cur.iov_len };
-	return syscall(SYS_ptrace, PTRACE_SETREGSET, pid, (void *)NT_X86_XSTATE_NOTE, &out);
+	pthread_mutex_unlock(&lock);
+	return r;
 }
 
 long ptrace(enum __ptrace_request req, ...)
@@ -66,8 +152,12 @@ long ptrace(enum __ptrace_request req, ...)
 	void *addr = va_arg(ap, void *);
 	void *data = va_arg(ap, void *);
 	va_end(ap);
-	if (req == PTRACE_SETREGSET && (uintptr_t)addr == NT_X86_XSTATE_NOTE)
-		return set_xstate(pid, data);
+	if ((uintptr_t)addr == NT_X86_XSTATE_NOTE && data != NULL) {
+		if (req == PTRACE_SETREGSET)
+			return set_xstate(pid, data);
+		if (req == PTRACE_GETREGSET)
+			return get_xstate(pid, data);
+	}
 	if (!next)
 		next = (long (*)(enum __ptrace_request, ...))dlsym(RTLD_NEXT, "ptrace");
 	return next(req, pid, addr, data);
