@@ -45,9 +45,9 @@ static long regset(long req, pid_t pid, struct iovec *iov)
 	return syscall(SYS_ptrace, req, pid, (void *)NT_X86_XSTATE_NOTE, iov);
 }
 
-// slot_of returns the saved state of UML's buffer owner, made when create
-// is set; NULL when there is none, or no room (then the current state
-// stands in).
+// slot_of returns the saved state of UML's buffer owner, made (of the
+// host's size) when create is set; NULL when there is none, or no room
+// (then the current state stands in).
 static struct slot *slot_of(const void *owner, int create)
 {
 	size_t h = ((uintptr_t)owner >> 4) % SLOTS;
@@ -56,7 +56,7 @@ static struct slot *slot_of(const void *owner, int create)
 		if (s->owner == owner)
 			return s;
 		if (s->owner == NULL) {
-			if (!create || (s->state = malloc(MAX_STATE)) == NULL)
+			if (!create || (s->state = malloc(host_size)) == NULL)
 				return NULL;
 			s->owner = owner;
 			return s;
@@ -106,14 +106,16 @@ static void overlay(unsigned char *whole, const unsigned char *uml, size_t n)
 static long get_xstate(pid_t pid, struct iovec *uml)
 {
 	pthread_mutex_lock(&lock);
-	struct slot *s = slot_of(uml->iov_base, 1);
-	struct iovec whole = { s ? s->state : scratch, MAX_STATE };
+	struct iovec whole = { scratch, MAX_STATE };
 	long r = regset(PTRACE_GETREGSET, pid, &whole);
 	if (r == 0) {
 		host_size = whole.iov_len;
-		if (uml->iov_len > whole.iov_len)
-			uml->iov_len = whole.iov_len;
-		memcpy(uml->iov_base, whole.iov_base, uml->iov_len);
+		struct slot *s = slot_of(uml->iov_base, 1);
+		if (s != NULL)
+			memcpy(s->state, scratch, host_size);
+		if (uml->iov_len > host_size)
+			uml->iov_len = host_size;
+		memcpy(uml->iov_base, scratch, uml->iov_len);
 	}
 	pthread_mutex_unlock(&lock);
 	return r;
