@@ -150,7 +150,7 @@ faults-ci: build
 ## SIGINTs, SIGKILL then down): exit code, time to exit, partial report,
 ## nothing left on the machine
 interrupt: build
-	$(GO) test -tags e2e -count=1 -run TestInterrupt -v ./internal/runner
+	$(GO) test -tags e2e -count=1 -run 'TestInterrupt|TestDryRun' -v ./internal/runner
 
 ## registry: a cluster kubeproof made, checked as one it did not: its nodes
 ## pull kubeproof's images from a registry served here, the suites reach it

@@ -4,16 +4,19 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
+	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/runner"
 )
 
 // checkSelection stops a run whose filters select no spec, before anything
-// is brought up; with dryRun it prints what would run (as JSON with output
-// json) and stops the run.
-func checkSelection(ctx context.Context, w io.Writer, labelFilter string, focus, skip []string, dryRun bool, output string) (stop bool, err error) {
+// is brought up; with dryRun it prints what would run, each spec with the
+// selected claims that name it (the catalog's and --claims-file's), as JSON
+// with output json, and stops the run.
+func checkSelection(ctx context.Context, w io.Writer, selected []claims.Claim, labelFilter string, focus, skip []string, dryRun bool, output string) (stop bool, err error) {
 	if labelFilter == "" && len(focus) == 0 && len(skip) == 0 && !dryRun {
 		return false, nil
 	}
@@ -26,6 +29,13 @@ func checkSelection(ctx context.Context, w io.Writer, labelFilter string, focus,
 	}
 	if !dryRun {
 		return false, nil
+	}
+	for i := range run {
+		for _, c := range selected {
+			if slices.Contains(c.Specs, run[i].ID) {
+				run[i].Claims = append(run[i].Claims, c.ID)
+			}
+		}
 	}
 	if output == "json" {
 		return true, writeJSON(w, dryRunDoc(run, total))

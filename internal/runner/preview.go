@@ -77,8 +77,6 @@ func PreviewSpecs(ctx context.Context, labelFilter string, focus, skip []string)
 		for _, l := range s.Labels() {
 			if id, ok := strings.CutPrefix(l, claims.SpecLabelPrefix); ok {
 				sel.ID = id
-			} else if id, ok := strings.CutPrefix(l, claims.ClaimLabelPrefix); ok {
-				sel.Claims = append(sel.Claims, id)
 			}
 		}
 		run = append(run, sel)
