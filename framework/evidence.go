@@ -20,10 +20,19 @@ import (
 	"github.com/kubeproof/kubeproof/framework/images"
 )
 
-// Checks labels a spec with its ID. The claims it checks are named once,
-// in the catalog (each claim's specs:), which runs select specs through.
+// Checks labels a spec with its ID and with a claim:<id> label for each
+// claim the catalog names it for. The link is written once, in the catalog
+// (each claim's specs:); the claim labels follow from it, so that a label
+// filter on claims (--label-filter 'claim:002-RUNNING-STATUS', a regular
+// expression, a set) selects their specs as Ginkgo reads the filter.
 func Checks(specID string) ginkgo.Labels {
-	return ginkgo.Labels{claims.SpecLabelPrefix + specID}
+	labels := ginkgo.Labels{claims.SpecLabelPrefix + specID}
+	if cat, err := builtinCatalog(); err == nil {
+		for _, id := range cat.ClaimsOf(specID) {
+			labels = append(labels, claims.ClaimLabelPrefix+id)
+		}
+	}
+	return labels
 }
 
 // builtinCatalog is the catalog this binary carries, read once: it says

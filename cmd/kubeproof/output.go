@@ -79,7 +79,7 @@ type dryRunJSON struct {
 type dryRunSpec struct {
 	ID   string `json:"id"`
 	Text string `json:"text"`
-	// Claims are the claims the spec decides (its claim: labels).
+	// Claims are the selected claims that name the spec.
 	Claims []string `json:"claims"`
 }
 

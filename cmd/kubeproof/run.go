@@ -124,9 +124,7 @@ func planRun(cmd *cobra.Command, o *options, r *runOptions) (plan runner.Plan, s
 	if err != nil {
 		return plan, false, err
 	}
-	// Specs carry only their spec:<id> label: a claim:<id> of the user's
-	// filter is the specs the catalog names for it.
-	filter := cat.SpecLabelFilter(r.labelFilter)
+	filter := r.labelFilter
 	if r.sel.narrowed() {
 		filter = runner.SpecFilter(selected, filter)
 	}

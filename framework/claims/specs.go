@@ -2,7 +2,6 @@ package claims
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -15,8 +14,9 @@ type SpecInfo struct {
 	// Claims are the IDs of the catalog's claims that name the spec (the
 	// catalog is the one place the link is written).
 	Claims []string
-	// ClaimLabels are claim:<id> labels the spec carries: the link written
-	// a second time, which CheckLinks refuses.
+	// ClaimLabels are the claim:<id> labels the spec carries:
+	// framework.Checks derives them from the catalog, and CheckLinks
+	// refuses any other (a link written a second time, by hand).
 	ClaimLabels []string
 	// Source is where the spec (its It) is in the Go source.
 	Source Source
@@ -48,32 +48,11 @@ func (c *Catalog) ClaimsOf(spec string) []string {
 	return out
 }
 
-// claimLabelRE finds claim:<id> labels in a Ginkgo label filter.
-var claimLabelRE = regexp.MustCompile(`claim:([A-Z0-9][A-Z0-9-]*[A-Z0-9])`)
-
-// SpecLabelFilter rewrites the claim:<id> labels of a Ginkgo label filter
-// as the spec:<id> labels of the specs the catalog names for each claim:
-// specs are labelled with their ID only, and a user's filter that selects
-// a claim selects the specs that check it. A claim the catalog does not
-// know, or that names no spec, stays as it is and matches no spec.
-func (c *Catalog) SpecLabelFilter(filter string) string {
-	return claimLabelRE.ReplaceAllStringFunc(filter, func(label string) string {
-		cl, ok := c.Claim(strings.TrimPrefix(label, ClaimLabelPrefix))
-		if !ok || len(cl.Specs) == 0 {
-			return label
-		}
-		parts := make([]string, len(cl.Specs))
-		for i, id := range cl.Specs {
-			parts[i] = SpecLabelPrefix + id
-		}
-		return "(" + strings.Join(parts, " || ") + ")"
-	})
-}
-
 // CheckLinks reports every broken tie between the catalog and the specs:
 // a testable claim naming no existing spec, a spec without an ID, a spec
-// no claim names, and a spec that still names its claims in claim:<id>
-// labels (the catalog is the one place they are written).
+// no claim names, and a spec whose claim:<id> labels are not exactly the
+// claims the catalog names it for (the catalog is the one place they are
+// written; the labels follow from it).
 func CheckLinks(cat *Catalog, specs []SpecInfo) []error {
 	var errs []error
 	byID := map[string]SpecInfo{}
@@ -89,8 +68,16 @@ func CheckLinks(cat *Catalog, specs []SpecInfo) []error {
 		if len(cat.ClaimsOf(s.ID)) == 0 {
 			errs = append(errs, fmt.Errorf("spec %s (%q) is named by no claim of the catalog", s.ID, s.Name))
 		}
+		named := cat.ClaimsOf(s.ID)
 		for _, id := range s.ClaimLabels {
-			errs = append(errs, fmt.Errorf("spec %s carries label %s%s: a spec's claims are named once, in the catalog (the claim's specs:), and framework.Checks names only the spec", s.ID, ClaimLabelPrefix, id))
+			if !slices.Contains(named, id) {
+				errs = append(errs, fmt.Errorf("spec %s carries label %s%s, which the catalog does not name it for: a spec's claims are named once, in the catalog (the claim's specs:), and framework.Checks labels the spec from it", s.ID, ClaimLabelPrefix, id))
+			}
+		}
+		for _, id := range named {
+			if !slices.Contains(s.ClaimLabels, id) {
+				errs = append(errs, fmt.Errorf("spec %s lacks label %s%s: a label filter on that claim would not select it (framework.Checks labels a spec with its claims)", s.ID, ClaimLabelPrefix, id))
+			}
 		}
 	}
 	for _, c := range cat.Claims {
