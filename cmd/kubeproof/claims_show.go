@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -21,8 +20,8 @@ func newClaimsShowCommand() *cobra.Command {
 		Short: "Show one claim: the sentence, what it says, how it is checked, and where each of these is written",
 		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "table" && output != "json" {
-				return exitcode.Errorf(exitcode.Usage, "--output must be table or json, not %q", output)
+			if err := checkOutput(output); err != nil {
+				return err
 			}
 			cat, err := sel.load()
 			if err != nil {
@@ -34,20 +33,19 @@ func newClaimsShowCommand() *cobra.Command {
 			}
 			specs, evidence := claims.Locate(c, framework.ListSpecs(), framework.DeclaredEvidence())
 			if output == "json" {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(struct {
-					Claim    claims.Claim           `json:"claim"`
-					Specs    []claims.SpecPlace     `json:"specs,omitempty"`
-					Evidence []claims.EvidencePlace `json:"evidence,omitempty"`
-				}{c, specs, evidence})
+				return writeJSON(cmd.OutOrStdout(), struct {
+					SchemaVersion string                 `json:"schemaVersion"`
+					Claim         claims.Claim           `json:"claim"`
+					Specs         []claims.SpecPlace     `json:"specs,omitempty"`
+					Evidence      []claims.EvidencePlace `json:"evidence,omitempty"`
+				}{claimShowSchema, c, specs, evidence})
 			}
 			showClaim(cmd.OutOrStdout(), c, specs, evidence)
 			return nil
 		},
 	}
 	sel.addFlags(cmd, false)
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	addOutputFlag(cmd, &output)
 	return cmd
 }
 

@@ -18,6 +18,9 @@ const (
 	statusSchema = "kubeproof.io/status/v1"
 	dryRunSchema = "kubeproof.io/dry-run/v1"
 	diffSchema   = "kubeproof.io/report-diff/v1"
+	// claimShowSchema is `claims show -o json`: the claim as claims.json
+	// has it, and where its spec and evidence are written.
+	claimShowSchema = "kubeproof.io/claim-show/v1"
 )
 
 // addOutputFlag is kubectl's -o/--output: table (for people, the default)

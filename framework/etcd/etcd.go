@@ -98,6 +98,16 @@ func (c *Client) Find(ctx context.Context, path string) (kv KeyValue, found bool
 	if err != nil {
 		return KeyValue{}, false, err
 	}
+	key, err := keyFor(keys, path)
+	if err != nil || key == "" {
+		return KeyValue{}, false, err
+	}
+	return c.Get(ctx, key)
+}
+
+// keyFor is the one key that ends in "/"+path, "" when none does; more
+// than one is an error, as kubeproof cannot tell which the API server's.
+func keyFor(keys []string, path string) (string, error) {
 	var match []string
 	for _, k := range keys {
 		if strings.HasSuffix(k, "/"+path) {
@@ -106,12 +116,28 @@ func (c *Client) Find(ctx context.Context, path string) (kv KeyValue, found bool
 	}
 	switch len(match) {
 	case 0:
-		return KeyValue{}, false, nil
+		return "", nil
 	case 1:
-		return c.Get(ctx, match[0])
+		return match[0], nil
 	default:
-		return KeyValue{}, false, fmt.Errorf("%d keys end in /%s: %v", len(match), path, match)
+		return "", fmt.Errorf("%d keys end in /%s: %v", len(match), path, match)
 	}
+}
+
+// Prefix is the prefix the API server stores objects under (DefaultPrefix
+// unless it runs with another --etcd-prefix), read from where it keeps
+// namespace ns: for a spec that must read a key at one moment, with one
+// request, and so works the prefix out beforehand.
+func (c *Client) Prefix(ctx context.Context, ns string) (string, error) {
+	path := "namespaces/" + ns
+	kv, found, err := c.Find(ctx, path)
+	if err != nil {
+		return "", err
+	}
+	if !found {
+		return "", fmt.Errorf("no key of etcd holds namespace %s", ns)
+	}
+	return strings.TrimSuffix(kv.Key, path), nil
 }
 
 // Keys lists the keys under prefix ("" for every key) and etcd's current

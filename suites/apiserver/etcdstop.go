@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -109,9 +108,8 @@ var _ = ginkgo.Describe("API server without etcd", ginkgo.Serial, func() {
 			ev := etcdQuorumEvidence{Members: 3, WindowSeconds: writeWindow.Seconds()}
 			// The prefix the API server stores under (another --etcd-prefix
 			// is not /registry/), found while a majority answers.
-			nsKV, _, err := f.Etcd().Find(ctx, "namespaces/"+f.Namespace)
-			framework.ExpectNoError(err, "find the namespace in etcd")
-			prefix := strings.TrimSuffix(nsKV.Key, "namespaces/"+f.Namespace)
+			prefix, err := f.Etcd().Prefix(ctx, f.Namespace)
+			framework.ExpectNoError(err, "find where the API server stores in etcd")
 			startFirst := f.StopComponent(ctx, "etcd-1")
 			ginkgo.By("one member of three stopped: a create")
 			ev.OneStoppedAccepted, ev.OneStoppedOutcome, ev.OneStoppedMs = createWithin(ctx, f, "one-stopped")
