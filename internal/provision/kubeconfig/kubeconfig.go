@@ -6,13 +6,13 @@ package kubeconfig
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/internal/exitcode"
 )
 
 // ProviderName is the --provider value.
@@ -47,7 +47,11 @@ func (p *Provider) Down(context.Context) error { return nil }
 func (p *Provider) Info(ctx context.Context) (*cluster.Info, error) {
 	_, client, err := cluster.Connect(ctx, p.Path, p.Context, 15*time.Second)
 	if err != nil {
-		return nil, withExitCode(err)
+		if errors.Is(err, cluster.ErrKubeconfig) {
+			// The contract names no flags; the provider's user has one.
+			err = fmt.Errorf("%w (--kubeconfig and --context name the one to use)", err)
+		}
+		return nil, err
 	}
 	info := &cluster.Info{
 		Provider:   ProviderName,
@@ -99,17 +103,4 @@ func (p *Provider) Status(ctx context.Context) (cluster.Status, error) {
 	return cluster.Status{Up: true, Lines: []cluster.StatusLine{
 		{Part: "api-server", State: "ready", Detail: info.KubernetesVersion},
 	}}, nil
-}
-
-// withExitCode gives a connection's failure the exit code that tells a
-// bad kubeconfig from a cluster that does not answer: the contract's
-// errors say which, the codes are the commands'.
-func withExitCode(err error) error {
-	switch {
-	case errors.Is(err, cluster.ErrKubeconfig):
-		return exitcode.With(exitcode.Kubeconfig, err)
-	case errors.Is(err, cluster.ErrUnreachable):
-		return exitcode.With(exitcode.Unreachable, err)
-	}
-	return err
 }

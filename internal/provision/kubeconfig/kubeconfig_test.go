@@ -2,13 +2,17 @@ package kubeconfig
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/framework/cluster"
 )
 
+// A kubeconfig that cannot be used and a cluster that does not answer are
+// told apart by the contract's errors (the commands give each its exit
+// code, exitcode.Classify in the engine).
 func TestBadKubeconfigs(t *testing.T) {
 	dir := t.TempDir()
 	unreadable := filepath.Join(dir, "unreadable")
@@ -32,22 +36,22 @@ current-context: c
 	}
 	cases := map[string]struct {
 		path string
-		want exitcode.Code
+		want error
 	}{
-		"missing":     {filepath.Join(dir, "missing"), exitcode.Kubeconfig},
-		"garbage":     {garbage, exitcode.Kubeconfig},
-		"unreachable": {unreachable, exitcode.Unreachable},
+		"missing":     {filepath.Join(dir, "missing"), cluster.ErrKubeconfig},
+		"garbage":     {garbage, cluster.ErrKubeconfig},
+		"unreachable": {unreachable, cluster.ErrUnreachable},
 	}
 	if os.Geteuid() != 0 { // root reads mode-0 files
 		cases["unreadable"] = struct {
 			path string
-			want exitcode.Code
-		}{unreadable, exitcode.Kubeconfig}
+			want error
+		}{unreadable, cluster.ErrKubeconfig}
 	}
 	for name, tc := range cases {
 		_, err := New(tc.path, "").Info(context.Background())
-		if got := exitcode.Of(err); got != tc.want {
-			t.Errorf("%s: exit code %v, want %v (%v)", name, got, tc.want, err)
+		if !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v, want an error that is %v", name, err, tc.want)
 		}
 	}
 }
