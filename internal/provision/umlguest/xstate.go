@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/provision/debpkg"
@@ -32,9 +34,10 @@ var preloadPackages = []debpkg.Package{
 }
 
 // buildXStatePreload compiles the preload into dir and returns its path,
-// or "" where none is needed (not x86-64).
+// or "" where none is needed: not x86-64, or a CPU without AVX-512 and AMX,
+// whose state fits UML's buffer (the guest ran there without it).
 func buildXStatePreload(ctx context.Context, dir string, o Options) (string, error) {
-	if runtime.GOARCH != "amd64" {
+	if runtime.GOARCH != "amd64" || !largeXState() {
 		return "", nil
 	}
 	if err := debpkg.Ensure(ctx, preloadPackages, o.Progress); err != nil {
@@ -44,9 +47,34 @@ func buildXStatePreload(ctx context.Context, dir string, o Options) (string, err
 	if err := os.WriteFile(src, xstatePreload, 0o644); err != nil {
 		return "", fmt.Errorf("write the XSAVE preload's source: %w", err)
 	}
-	out, err := exec.CommandContext(ctx, "gcc", "-O2", "-Wall", "-shared", "-fPIC", "-o", so, src, "-ldl").CombinedOutput()
-	if err != nil {
-		return "", exitcode.With(exitcode.MissingTool, fmt.Errorf("compile the XSAVE preload for user-mode-linux: %w: %s", err, out))
+	if err := compilePreload(ctx, src, so); err != nil {
+		// gcc and its headers were just ensured: the source is at fault.
+		return "", exitcode.With(exitcode.Internal, err)
 	}
 	return so, nil
+}
+
+// compilePreload builds the preload's shared library, warnings as errors.
+func compilePreload(ctx context.Context, src, so string) error {
+	out, err := exec.CommandContext(ctx, "gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-o", so, src, "-ldl").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("compile the XSAVE preload for user-mode-linux: %w: %s", err, out)
+	}
+	return nil
+}
+
+// largeXState reports whether this CPU has AVX-512 or AMX, whose XSAVE
+// state is larger than the buffer Debian's UML 6.1 keeps for it.
+func largeXState() bool {
+	data, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "flags" {
+			flags := strings.Fields(v)
+			return slices.Contains(flags, "avx512f") || slices.Contains(flags, "amx_tile")
+		}
+	}
+	return false
 }

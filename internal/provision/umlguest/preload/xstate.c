@@ -7,9 +7,12 @@
 // UML saves a guest thread's registers into a buffer of that thread
 // (PTRACE_GETREGSET) and restores them from it (PTRACE_SETREGSET). This
 // library keeps, for each such buffer, the whole state the host gave when
-// it was saved, and restores that whole state with UML's part (x87, SSE,
-// AVX: what UML may have changed) laid over it. So every guest thread gets
-// its own AVX-512 and AMX registers back, as on a host whose state fits.
+// it was last saved, and restores that whole state with UML's part (x87,
+// SSE, AVX: what UML may have changed) laid over it, so that a guest
+// thread gets its own AVX-512 and AMX registers back. Not exactly so: a
+// new thread whose buffer sits where a dead one's was starts with that
+// one's AVX-512 and AMX registers (it has set none yet), and when the
+// table of buffers is full the rest share the current state.
 #define _GNU_SOURCE
 #include <cpuid.h>
 #include <dlfcn.h>
