@@ -45,6 +45,6 @@ func Unmet(component, what, detail string) {
 func stop(component, what, detail string) {
 	ginkgo.GinkgoHelper()
 	u := claims.Unmet{Component: component, What: what, Detail: detail}
-	record(claims.Record{Kind: claims.UnmetRecord, Unmet: &u}, ginkgo.ReportEntryVisibilityNever)
+	record(claims.Record{Kind: claims.UnmetRecord, Unmet: &u, Attempt: ginkgo.CurrentSpecReport().NumAttempts}, ginkgo.ReportEntryVisibilityNever)
 	ginkgo.Fail(u.Message())
 }

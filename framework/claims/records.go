@@ -51,6 +51,10 @@ type Record struct {
 	Component *ComponentNote `json:"component,omitempty"`
 	Unmet     *Unmet         `json:"unmet,omitempty"`
 	Dump      string         `json:"dump,omitempty"`
+	// Attempt is the spec's attempt (1, or more with --flake-attempts)
+	// the record was made in: an unmet precondition stopped the spec only
+	// if it was recorded in the attempt its result is of.
+	Attempt int `json:"attempt,omitempty"`
 }
 
 // String is what Ginkgo prints for the entry in a verbose run or beside a

@@ -33,6 +33,11 @@ type SpecResult struct {
 	Components []claims.ComponentNote `json:"components,omitempty"`
 	// Unmet is the precondition the spec stopped on, as it recorded it.
 	Unmet *claims.Unmet `json:"-"`
+	// unmetAttempt is the attempt Unmet was recorded in.
+	unmetAttempt int
+	// typed says the spec reported typed records (claims.Record): then
+	// its failure message is not read for a precondition.
+	typed bool
 	// Entries are the spec's other report entries (the harness's own
 	// timings), by name; not part of the claims report.
 	Entries map[string]any `json:"-"`
@@ -44,8 +49,10 @@ func (s SpecResult) Precondition() (string, bool) {
 	if s.Unmet != nil {
 		return firstLine(s.Unmet.Missing()), true
 	}
-	// A run from before typed records (or a result read back from a
-	// report) says it only in the failure message.
+	if s.typed {
+		return "", false
+	}
+	// A run from before typed records says it only in the failure message.
 	return strings.CutPrefix(s.Message, legacyPreconditionPrefix)
 }
 
@@ -138,6 +145,7 @@ func readEntries(sr types.SpecReport, res *SpecResult) SpecResult {
 		if e.Name == claims.RecordEntry {
 			var r claims.Record
 			if err := json.Unmarshal([]byte(e.Value.AsJSON), &r); err == nil {
+				res.typed = true
 				res.add(r)
 			}
 			continue
@@ -171,9 +179,9 @@ func readEntries(sr types.SpecReport, res *SpecResult) SpecResult {
 		}
 		res.Entries[e.Name] = v
 	}
-	// A precondition recorded at an attempt that is not the one reported
+	// A precondition recorded in an attempt that is not the one reported
 	// (--flake-attempts) did not stop the spec.
-	if res.Unmet != nil && (sr.State == types.SpecStatePassed || sr.Failure.Message != res.Unmet.Message()) {
+	if res.Unmet != nil && (sr.State == types.SpecStatePassed || res.unmetAttempt != sr.NumAttempts) {
 		res.Unmet = nil
 	}
 	return *res
@@ -194,7 +202,7 @@ func (res *SpecResult) add(r claims.Record) {
 			res.Components = append(res.Components, *r.Component)
 		}
 	case claims.UnmetRecord:
-		res.Unmet = r.Unmet
+		res.Unmet, res.unmetAttempt = r.Unmet, r.Attempt
 	case claims.DumpRecord:
 		res.Dump = r.Dump
 	}

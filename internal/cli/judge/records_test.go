@@ -127,6 +127,13 @@ func TestRecordsAndLegacyEntriesJudgeAlike(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for id, s := range typed.Specs {
+		if !s.typed && len(s.Evidence) > 0 {
+			t.Fatalf("spec %s: its typed records were not seen as such", id)
+		}
+		s.typed = false // the one difference: how the spec reported
+		typed.Specs[id] = s
+	}
 	if !reflect.DeepEqual(legacy, typed) {
 		t.Fatal("typed records and legacy entries read differently")
 	}
@@ -172,7 +179,7 @@ func TestUnmetRecord(t *testing.T) {
 	stopped := SpecResult{ID: "flow", Name: "flow", State: "failed", Message: u.Message(), Attempts: 1,
 		Evidence: map[string]any{"bound": map[string]any{"bound": false}}}
 	withRecord := func(s SpecResult) []entry {
-		return append(recordEntries(s), entry{claims.RecordEntry, claims.Record{Kind: claims.UnmetRecord, Unmet: &u}})
+		return append(recordEntries(s), entry{claims.RecordEntry, claims.Record{Kind: claims.UnmetRecord, Unmet: &u, Attempt: 1}})
 	}
 	typed, err := LoadGinkgoReport(specsJSON(t, []SpecResult{stopped}, withRecord))
 	if err != nil {
@@ -192,12 +199,21 @@ func TestUnmetRecord(t *testing.T) {
 		}
 	}
 	other := stopped
-	other.Message = "a harness bug"
+	other.Message, other.Attempts = "a harness bug", 2
 	run, err := LoadGinkgoReport(specsJSON(t, []SpecResult{other}, withRecord))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := run.Specs["flow"].Precondition(); ok {
-		t.Error("a precondition recorded at another attempt stopped a spec that failed otherwise")
+		t.Error("a precondition recorded in attempt 1 stopped a spec whose attempt 2 failed otherwise")
+	}
+	// A spec of typed records stopped only on a record: a failure message
+	// that reads like one does not count.
+	run, err = LoadGinkgoReport(specsJSON(t, []SpecResult{stopped}, recordEntries))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := run.Specs["flow"].Precondition(); ok {
+		t.Error("a typed spec without an unmet record was read as stopped on its failure message")
 	}
 }
