@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
-	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework/audit"
@@ -99,13 +98,10 @@ func (e Evidence[T]) Record(v T) {
 	if id := CurrentSpecID(); !slices.Contains(e.specs, id) {
 		ginkgo.Fail(fmt.Sprintf("harness bug: spec %q records evidence %q, declared only for %s", id, e.name, strings.Join(e.specs, ", ")))
 	}
-	var value any = v
 	if _, err := json.Marshal(v); err != nil {
-		// What Ginkgo would have shown for it: the judge still reads
-		// something, and the report shows what.
-		value = types.WrapEntryValue(v).String()
+		ginkgo.Fail(fmt.Sprintf("harness bug: evidence %q does not encode as JSON, so the judge cannot read it: %v", e.name, err))
 	}
-	record(claims.Record{Kind: claims.EvidenceRecord, Name: e.name, Value: value}, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+	record(claims.Record{Kind: claims.EvidenceRecord, Name: e.name, Value: v}, ginkgo.ReportEntryVisibilityFailureOrVerbose)
 }
 
 // record reports r to the judge.

@@ -60,8 +60,9 @@ func runFaults(cmd *cobra.Command, o *options, fo *faultsOptions) error {
 	if !runner.MakesClusters(o.Provider) {
 		return exitcode.Errorf(exitcode.Usage, "faults breaks clusters on purpose: it needs a provider that makes them (local, kind), not %s", o.Provider)
 	}
-	for _, name := range []string{clusterflags.ComponentArg.Name, clusterflags.Without.Name} {
+	for _, name := range []string{clusterflags.ComponentArg.Name, clusterflags.Without.Name, clusterflags.AdmissionConfig.Name} {
 		if cmd.Flags().Changed(name) {
+			// Not silently ignored: the matrix's clusters are its own.
 			return exitcode.Errorf(exitcode.Usage, "--%s: the fault matrix says how each cluster is broken", name)
 		}
 	}

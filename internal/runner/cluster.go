@@ -113,24 +113,22 @@ func makeProvider(o ClusterOptions, pr *progress.Printer) (cluster.Provider, err
 	if err != nil {
 		return nil, err
 	}
-	opts := append(o.providerOptions(o.shape(compArgs), pr),
-		create.WithExisting(create.Existing{Kubeconfig: o.Kubeconfig, Context: o.Context, Disposable: o.Disposable}))
+	local := create.Local{APIServerPort: o.APIServerPort, EtcdMembers: o.EtcdMembers}
 	if o.AdmissionConfig != "" {
 		// The provider keeps its own copy: the cluster does not depend
 		// on the file staying where it is.
-		data, err := os.ReadFile(o.AdmissionConfig)
-		if err != nil {
+		if local.AdmissionConfig, err = os.ReadFile(o.AdmissionConfig); err != nil {
 			return nil, exitcode.Errorf(exitcode.Usage, "--%s: %v", clusterflags.AdmissionConfig.Name, err)
 		}
-		opts = append(opts, create.WithLocal(create.Local{APIServerPort: o.APIServerPort, EtcdMembers: o.EtcdMembers, AdmissionConfig: data}))
 	}
+	opts := append(o.providerOptions(o.shape(compArgs), local, pr),
+		create.WithExisting(create.Existing{Kubeconfig: o.Kubeconfig, Context: o.Context, Disposable: o.Disposable}))
 	return create.New(o.Provider, opts...)
 }
 
 // providerOptions are the options of a cluster kubeproof makes.
-func (o ClusterOptions) providerOptions(shape create.Shape, pr *progress.Printer) []create.Option {
-	return []create.Option{create.WithShape(shape), create.WithProgress(pr),
-		create.WithLocal(create.Local{APIServerPort: o.APIServerPort, EtcdMembers: o.EtcdMembers}),
+func (o ClusterOptions) providerOptions(shape create.Shape, local create.Local, pr *progress.Printer) []create.Option {
+	return []create.Option{create.WithShape(shape), create.WithProgress(pr), create.WithLocal(local),
 		create.WithKind(create.Kind{Workers: o.Workers, NodeImage: o.NodeImage, DebianMirror: o.DebianMirror})}
 }
 

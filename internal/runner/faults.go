@@ -86,7 +86,7 @@ func runBroken(ctx context.Context, o ClusterOptions, s Suites, f faultmatrix.Fa
 	}
 	shape := o.shape(compArgs)
 	shape.Without, shape.Ephemeral = f.Without, true
-	p, err := create.New(o.Provider, o.providerOptions(shape, Printer())...)
+	p, err := create.New(o.Provider, o.providerOptions(shape, create.Local{APIServerPort: o.APIServerPort, EtcdMembers: o.EtcdMembers}, Printer())...)
 	if err != nil {
 		return report.Report{}, err
 	}

@@ -95,16 +95,12 @@ func FailedSpecsFilter(dir, filter string) (string, error) {
 	for id, s := range run.Specs {
 		if s.State == types.SpecStateFailed.String() || s.State == types.SpecStatePanicked.String() ||
 			s.State == types.SpecStateTimedout.String() || s.State == types.SpecStateInterrupted.String() {
-			ids = append(ids, claims.SpecLabelPrefix+id)
+			ids = append(ids, id)
 		}
 	}
 	if len(ids) == 0 {
 		return "", exitcode.Errorf(exitcode.Usage, "--rerun-failed %s: no spec failed in that run", dir)
 	}
 	slices.Sort(ids)
-	f := "(" + strings.Join(ids, " || ") + ")"
-	if filter != "" {
-		f += " && (" + filter + ")"
-	}
-	return f, nil
+	return specsFilter(ids, filter), nil
 }

@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,8 +34,6 @@ type Plan struct {
 	// ReportDir is absolute.
 	ReportDir    string
 	RefutedFails bool
-	// Stdout takes the report's summary (nil: os.Stdout).
-	Stdout io.Writer
 }
 
 // Run runs the plan: the cluster (made if it is not up, removed afterwards
@@ -44,10 +41,7 @@ type Plan struct {
 // reports, and, when a spec failed, the cluster's logs. A failed spec is
 // an error with its exit code and ErrReported.
 func Run(ctx context.Context, plan Plan) (rep report.Report, err error) {
-	out := plan.Stdout
-	if out == nil {
-		out = os.Stdout
-	}
+	out := os.Stdout
 	pr := Printer()
 	o := plan.Cluster
 	o.Ephemeral = !plan.Keep

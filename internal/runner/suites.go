@@ -80,13 +80,19 @@ func SpecFilter(selected []claims.Claim, userFilter string) string {
 	if len(ids) == 0 {
 		return NoSpecs
 	}
+	return specsFilter(ids, userFilter)
+}
+
+// specsFilter is the label filter of the specs ids (at least one), within
+// filter if one is given.
+func specsFilter(ids []string, filter string) string {
 	parts := make([]string, len(ids))
 	for i, id := range ids {
 		parts[i] = claims.SpecLabelPrefix + id
 	}
 	f := "(" + strings.Join(parts, " || ") + ")"
-	if userFilter != "" {
-		f += " && (" + userFilter + ")"
+	if filter != "" {
+		f += " && (" + filter + ")"
 	}
 	return f
 }
