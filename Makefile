@@ -21,7 +21,7 @@ GOFLAGS_BUILD := -trimpath -buildvcs=false
 # be safe in parallel; this also proves it). E.g. RUN_FLAGS="--document 003 -v".
 RUN_FLAGS  ?= --parallel 4
 
-.PHONY: all build dist dist-check image-check run test unit browser lint e2e e2e-kind e2e-restricted e2e-cgroup2 test-kind faults faults-ci interrupt rounds bench matrix prepare down clean junit-readers
+.PHONY: all build dist dist-check image-check run test unit browser lint e2e e2e-kind e2e-restricted e2e-cgroup2 test-kind faults faults-ci interrupt rounds bench matrix prepare down down-all clean junit-readers
 
 all: build
 
@@ -249,6 +249,13 @@ prepare: build
 down: build
 	$(KUBEPROOF) down
 	$(KUBEPROOF) down --provider kind
+	$(KUBEPROOF) dockerd stop
+
+## down-all: every cluster kubeproof made on this machine, also ones a killed
+## run left (CI starts with it: a runner killed mid-job keeps its routes)
+down-all: build
+	$(KUBEPROOF) down --all
+	$(KUBEPROOF) down --provider kind --all
 	$(KUBEPROOF) dockerd stop
 
 clean:

@@ -47,8 +47,46 @@ func newUpCommand(o *options) *cobra.Command {
 }
 
 func newDownCommand(o *options) *cobra.Command {
-	return providerCommand(o, "down", "Remove a cluster and everything it left on this machine",
-		func(cmd *cobra.Command, p cluster.Provider) error { return p.Down(cmd.Context()) })
+	var all bool
+	cmd := providerCommand(o, "down", "Remove a cluster and everything it left on this machine",
+		func(cmd *cobra.Command, p cluster.Provider) error {
+			if !all {
+				return p.Down(cmd.Context())
+			}
+			l, ok := p.(cluster.Lister)
+			if !ok {
+				return exitcode.Errorf(exitcode.Usage, "--all: the %s provider makes no clusters on this machine", o.Provider)
+			}
+			names, err := l.Clusters()
+			if err != nil {
+				return fmt.Errorf("list %s clusters: %w", o.Provider, err)
+			}
+			if len(names) == 0 {
+				printer().Infof("no %s cluster on this machine: nothing to remove", o.Provider)
+				return nil
+			}
+			// Each is removed by a provider made for its name, as `down
+			// --name` would: its state file says what it was made with.
+			for _, name := range names {
+				o.Name = name
+				each, err := newProvider(cmd, o, printer())
+				if err != nil {
+					return err
+				}
+				if err := each.Down(cmd.Context()); err != nil {
+					return fmt.Errorf("remove %s cluster %q: %w", o.Provider, name, err)
+				}
+			}
+			return nil
+		})
+	cmd.Flags().BoolVar(&all, "all", false, "remove every cluster of the provider on this machine (also ones a killed kubeproof left), not only --name")
+	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
+		if all && cmd.Flags().Changed("name") {
+			return exitcode.Errorf(exitcode.Usage, "--all and --name: give one")
+		}
+		return nil
+	}
+	return cmd
 }
 
 func newStatusCommand(o *options) *cobra.Command {

@@ -80,3 +80,9 @@ type APIServer struct {
 type Abandoner interface {
 	Abandoned() (who string, abandoned bool)
 }
+
+// Lister is a provider that can name the clusters it made on this machine,
+// including ones whose maker was killed: `kubeproof down --all` removes them.
+type Lister interface {
+	Clusters() ([]string, error)
+}

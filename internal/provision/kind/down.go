@@ -92,7 +92,7 @@ func (p *Provider) Down(ctx context.Context) error {
 	if err := os.RemoveAll(l.dir()); err != nil {
 		errs = append(errs, fmt.Errorf("remove %s: %w", l.dir(), err))
 	}
-	if (stErr != nil || st.PrivateDocker) && dockerd.Running(ctx) && !otherClusters(c.Name) {
+	if (stErr != nil || st.PrivateDocker) && dockerd.Running(ctx) && len(otherClusters(c.Name)) == 0 {
 		if err := dockerd.Stop(ctx, pr); err != nil {
 			errs = append(errs, err)
 		}
@@ -128,20 +128,21 @@ func keepThawing(name string) (stop func()) {
 	return func() { close(quit); <-finished }
 }
 
-// otherClusters reports whether kind clusters other than self have state.
-func otherClusters(self string) bool {
+// otherClusters lists kind clusters other than self that have state.
+func otherClusters(self string) []string {
 	entries, err := os.ReadDir(Root)
 	if err != nil {
-		return false
+		return nil
 	}
+	var out []string
 	for _, e := range entries {
 		if e.IsDir() && e.Name() != self {
 			if _, err := os.Stat(filepath.Join(Root, e.Name(), "state.json")); err == nil {
-				return true
+				out = append(out, e.Name())
 			}
 		}
 	}
-	return false
+	return out
 }
 
 func dirExists(p string) bool {

@@ -91,7 +91,7 @@ func (p *Provider) Up(ctx context.Context) (info *cluster.Info, err error) {
 	if err := u.steps.Run(ctx, prepare...); err != nil {
 		// Nothing of the cluster exists yet; a private daemon started for
 		// it (a bad --node-image fails here) is stopped again.
-		if u.st.PrivateDocker && !otherClusters(c.Name) {
+		if u.st.PrivateDocker && len(otherClusters(c.Name)) == 0 {
 			if stopErr := dockerd.Stop(context.WithoutCancel(ctx), pr); stopErr != nil {
 				pr.Infof("stopping the private Docker daemon again: %v", stopErr)
 			}

@@ -151,6 +151,9 @@ func checkRoutes(c Config) error {
 				continue // the default route overlaps everything and is fine
 			}
 			if overlap(n, r.dst) {
+				if owner := clusterOfLink(r.dev); owner != "" {
+					return exitcode.Errorf(exitcode.Conflict, "%s %s overlaps the host route %s dev %s of local cluster %q: remove it (`kubeproof down --name %s`) or choose another %s", want.flag, want.cidr, r.dst, r.dev, owner, owner, want.flag)
+				}
 				return exitcode.Errorf(exitcode.Conflict, "%s %s overlaps the host route %s dev %s: choose another %s", want.flag, want.cidr, r.dst, r.dev, want.flag)
 			}
 		}
@@ -337,4 +340,16 @@ func socketOwner(inode string) int {
 		}
 	}
 	return 0
+}
+
+// clusterOfLink names the local cluster whose host-node link dev is, if
+// any: a cluster a killed run left keeps its routes, and the user should
+// be told which one to remove rather than to pick other CIDRs.
+func clusterOfLink(dev string) string {
+	for _, name := range otherClusters("") {
+		if (layout{name: name}).hostVeth() == dev {
+			return name
+		}
+	}
+	return ""
 }
