@@ -200,3 +200,21 @@ func NewSamples(values []float64) Samples {
 // Manifest is one of kubeproof's manifests (fixtures) as the cluster gets
 // it: with our images taken from the run's registry, if it has one.
 func Manifest(name string) []byte { return images.Rewrite(fixtures.MustRead(name)) }
+
+// RecordProbeEvidence records v as evidence name of the running spec, a
+// probe: its evidence is declared by its claims file (claims.Probe.Evidence)
+// and checked by lint, not by DeclareEvidence.
+func RecordProbeEvidence(name string, v any) {
+	ginkgo.GinkgoHelper()
+	if _, err := json.Marshal(v); err != nil {
+		ginkgo.Fail(fmt.Sprintf("harness bug: evidence %q does not encode as JSON, so the judge cannot read it: %v", name, err))
+	}
+	record(claims.Record{Kind: claims.EvidenceRecord, Name: name, Value: v}, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+}
+
+// ProbeUnobservable records that a probe cannot observe its evidence name
+// on this cluster, and why: its claims are then not checkable, with that
+// reason.
+func ProbeUnobservable(name, reason string) {
+	record(claims.Record{Kind: claims.UnobservableRecord, Name: name, Reason: reason}, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+}

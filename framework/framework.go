@@ -71,6 +71,9 @@ var TestContext struct {
 	// (it brought it up, without --keep), so the suite's end does not wait
 	// for the run's namespaces to be gone.
 	ClusterRemovedAfterRun bool
+	// ClaimsFiles are users' claims files whose probes this process runs
+	// as specs (absolute paths).
+	ClaimsFiles []string
 }
 
 // Faults the harness can inject into what it deploys itself.
@@ -101,6 +104,10 @@ func RegisterFlags(fs *flag.FlagSet) {
 		"keep a failed spec's namespace, labelled kubeproof.io/kept, instead of deleting it")
 	fs.BoolVar(&TestContext.ClusterRemovedAfterRun, "kubeproof.cluster-removed-after-run", false,
 		"the cluster is removed when the run ends: the suite does not wait for its namespaces to go")
+	fs.Func("kubeproof.claims-file", "a claims file whose probes run as specs (repeatable)", func(v string) error {
+		TestContext.ClaimsFiles = append(TestContext.ClaimsFiles, v)
+		return nil
+	})
 	fs.StringVar(&TestContext.InjectFault, "kubeproof.inject-fault", "",
 		"inject a fault of the harness's own making (kubeproof's fault matrix): "+FaultWebhookServerDown)
 }

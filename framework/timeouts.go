@@ -74,3 +74,12 @@ var Timeout = DefaultTimeouts()
 // specs with the largest value first, so that under -p the long ones do not
 // start last and leave the other processes idle while they finish.
 func Takes(seconds int) ginkgo.SpecPriority { return ginkgo.SpecPriority(seconds) }
+
+// Scale scales a window not among Timeouts (a probe's own) as the run's
+// are scaled.
+func Scale(d time.Duration) time.Duration {
+	if TestContext.TimeoutScale > 0 {
+		return time.Duration(float64(d) * TestContext.TimeoutScale)
+	}
+	return d
+}

@@ -21,4 +21,6 @@ import (
 	_ "github.com/kubeproof/kubeproof/suites/network"
 	// The Pod creation flow from kubectl apply to a Ready Pod.
 	_ "github.com/kubeproof/kubeproof/suites/podflow"
+	// Probes: specs written in users' claims files.
+	_ "github.com/kubeproof/kubeproof/suites/probes"
 )

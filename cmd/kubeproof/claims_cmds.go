@@ -48,7 +48,7 @@ func (s *selection) load() (*claims.Catalog, error) {
 		for _, h := range cat.Hints {
 			fmt.Fprintln(os.Stderr, "hint: "+h)
 		}
-		if unknown := unknownSpecs(cat.Claims); len(unknown) > 0 {
+		if unknown := unknownSpecs(cat.Claims, cat.Probes); len(unknown) > 0 {
 			return nil, exitcode.Errorf(exitcode.Usage, "--claims-file: %s", unknown[0])
 		}
 	}
@@ -57,12 +57,18 @@ func (s *selection) load() (*claims.Catalog, error) {
 
 // unknownSpecs says, for each spec a claim names that this binary does not
 // have, which claim names it.
-func unknownSpecs(cs []claims.Claim) []string {
+func unknownSpecs(cs []claims.Claim, probes []claims.LoadedProbe) []string {
 	specs := map[string]bool{}
 	for _, sp := range framework.ListSpecs() {
 		specs[sp.ID] = true
 	}
 	var out []string
+	for _, p := range probes {
+		if specs[p.ID] {
+			out = append(out, fmt.Sprintf("probe %s: the ID is a built-in spec's: choose another", p.ID))
+		}
+		specs[p.ID] = true
+	}
 	for _, c := range cs {
 		for _, id := range c.Specs {
 			if !specs[id] {
@@ -199,9 +205,12 @@ func lintClaimsFile(path string) (n int, problems, hints []string) {
 	if err := cat.AddFile(path); err != nil {
 		return 0, strings.Split(err.Error(), "\n"), nil
 	}
-	own := &claims.Catalog{Documents: cat.Documents[len(cat.Documents)-1:], Claims: cat.Claims[before:]}
-	problems = unknownSpecs(own.Claims)
-	for _, err := range claims.CheckEvidence(own, framework.DeclaredEvidence()) {
+	own := &claims.Catalog{Documents: cat.Documents[len(cat.Documents)-1:], Claims: cat.Claims[before:], Probes: cat.Probes}
+	problems = unknownSpecs(own.Claims, cat.Probes)
+	for _, err := range claims.CheckProbeNeeds(own) {
+		problems = append(problems, err.Error())
+	}
+	for _, err := range claims.CheckEvidence(own, append(framework.DeclaredEvidence(), cat.ProbeEvidence()...)) {
 		problems = append(problems, err.Error())
 	}
 	return len(own.Claims), problems, cat.Hints[hintsBefore:]

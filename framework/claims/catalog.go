@@ -60,6 +60,9 @@ type File struct {
 	// Claims are the document's sentences, each with how a cluster checks
 	// it (or why none can).
 	Claims []Claim `json:"claims"`
+	// Probes are specs written in the file: claims name them in specs:
+	// as they name built-in specs.
+	Probes []Probe `json:"probes,omitempty"`
 }
 
 // Document names the document the claims come from.
@@ -162,6 +165,8 @@ func (c Claim) Testable() bool { return c.NotTestable == "" }
 type Catalog struct {
 	Documents []Document
 	Claims    []Claim
+	// Probes are the probes of the files loaded.
+	Probes []LoadedProbe
 	// Hints are advice on the files loaded that does not stop them loading
 	// (a file without the apiVersion/kind header), one per file, for the
 	// command to show.
@@ -207,7 +212,7 @@ func LoadAt(fsys fs.FS, dir string) (*Catalog, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read claims file %s: %w", name, err)
 		}
-		if err := cat.add(name, path.Join(dir, name), data); err != nil {
+		if err := cat.add(name, path.Join(dir, name), "", data); err != nil {
 			return nil, err
 		}
 	}
@@ -220,7 +225,11 @@ func (c *Catalog) AddFile(p string) error {
 	if err != nil {
 		return fmt.Errorf("read claims file: %w", err)
 	}
-	if err := c.add(path.Base(p), sourcePath(p), data); err != nil {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return fmt.Errorf("claims file %s: %w", p, err)
+	}
+	if err := c.add(path.Base(p), sourcePath(p), abs, data); err != nil {
 		return err
 	}
 	return c.Validate()
@@ -244,8 +253,9 @@ func sourcePath(p string) string {
 	return filepath.ToSlash(rel)
 }
 
-// add adds the claims file name, found at source, to the catalog.
-func (c *Catalog) add(name, source string, data []byte) error {
+// add adds the claims file name, found at source, to the catalog; abs is
+// its absolute path on this machine (empty for the embedded catalog).
+func (c *Catalog) add(name, source, abs string, data []byte) error {
 	// The header is read first, so that a file of another version fails on
 	// its version rather than on a field this version does not know.
 	var head struct {
@@ -285,6 +295,9 @@ func (c *Catalog) add(name, source string, data []byte) error {
 			cl.Source = &Source{File: source, Line: lines[i]}
 		}
 		c.Claims = append(c.Claims, cl)
+	}
+	for _, p := range f.Probes {
+		c.Probes = append(c.Probes, LoadedProbe{Probe: p, Document: f.Document.File, File: source, Path: abs})
 	}
 	return nil
 }
@@ -356,6 +369,11 @@ func (c *Catalog) Validate() error {
 		if len(cl.Specs) == 0 {
 			bad("names no spec (mark it notTestable with the reason if no cluster can test it)")
 		}
+		for _, r := range cl.Requires {
+			if !slices.Contains(cluster.Capabilities, r) {
+				bad("requires %q, which is not a capability (%v)", r, cluster.Capabilities)
+			}
+		}
 		for _, s := range cl.Specs {
 			if !specRE.MatchString(s) {
 				bad("spec ID %q must be lower-case letters, digits and dashes", s)
@@ -382,6 +400,14 @@ func (c *Catalog) Validate() error {
 				}
 			}
 		}
+	}
+	probes := map[string]bool{}
+	for _, p := range c.Probes {
+		if probes[p.ID] {
+			errs = append(errs, fmt.Sprintf("probe %s (%s): the ID is used twice", p.ID, p.Document))
+		}
+		probes[p.ID] = true
+		errs = append(errs, p.validate()...)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid claims catalog:\n  %s", strings.Join(errs, "\n  "))

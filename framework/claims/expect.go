@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -90,3 +91,62 @@ func (e Expectation) Want() string {
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// Holds reports whether an observed value v (decoded from JSON: float64,
+// string, bool, []any, map[string]any) satisfies e. The judge holds
+// evidence to claims with it; a probe's wait holds an object's field to
+// its condition with it.
+func (e Expectation) Holds(v any) bool {
+	switch {
+	case e.Equals != nil:
+		return rawEqual(*e.Equals, v)
+	case e.NotEquals != nil:
+		return !rawEqual(*e.NotEquals, v)
+	case e.OneOf != nil:
+		for _, r := range e.OneOf {
+			if rawEqual(r, v) {
+				return true
+			}
+		}
+		return false
+	case e.Matches != "":
+		s, ok := v.(string)
+		return ok && regexp.MustCompile(e.Matches).MatchString(s)
+	case e.Contains != nil:
+		var want any
+		if json.Unmarshal(*e.Contains, &want) != nil {
+			return false
+		}
+		switch x := v.(type) {
+		case string:
+			ws, ok := want.(string)
+			return ok && strings.Contains(x, ws)
+		case []any:
+			for _, el := range x {
+				if jsonEqual(want, el) {
+					return true
+				}
+			}
+		}
+		return false
+	case e.AtLeast != nil || e.AtMost != nil:
+		f, ok := v.(float64)
+		if !ok {
+			return false
+		}
+		return (e.AtLeast == nil || f >= *e.AtLeast) && (e.AtMost == nil || f <= *e.AtMost)
+	}
+	return false
+}
+
+// jsonEqual compares two values decoded from JSON.
+func jsonEqual(a, b any) bool { return reflect.DeepEqual(a, b) }
+
+// rawEqual compares a JSON value with a decoded Go value.
+func rawEqual(raw json.RawMessage, v any) bool {
+	var want any
+	if err := json.Unmarshal(raw, &want); err != nil {
+		return false
+	}
+	return jsonEqual(want, v)
+}

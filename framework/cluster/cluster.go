@@ -51,6 +51,10 @@ const (
 	Disposable Capability = "Disposable"
 )
 
+// Capabilities are every capability a provider can offer, for checking
+// the names a claims file gives.
+var Capabilities = []Capability{AuditLog, EtcdAccess, ControlPlaneFlags, LoadImage, NodeExec, ClusterCA, RegistryPull, Disposable}
+
 // Info is everything a suite needs to use a running cluster. Providers write
 // it when they bring a cluster up; suites read it (possibly in another
 // process) through Load.

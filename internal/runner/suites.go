@@ -48,6 +48,11 @@ func (s Suites) On(ctx context.Context, info *cluster.Info, reportDir string) (r
 	if s.Filter != NoSpecs {
 		var err error
 		args := s.SpecArgs
+		// The spec processes make a spec of each probe of the run's claims
+		// files.
+		for _, file := range s.Catalog.ProbeFiles() {
+			args = append(slices.Clip(args), "--kubeproof.claims-file="+file)
+		}
 		if s.RemovesCluster {
 			args = append(slices.Clip(args), "--kubeproof.cluster-removed-after-run")
 		}

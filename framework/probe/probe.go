@@ -1,0 +1,310 @@
+// Package probe runs the probes of claims files: specs written as YAML
+// (claims.Probe), with steps taken on the cluster and observers recording
+// typed evidence while they run. A probe runs inside a Ginkgo spec like a
+// built-in one: its Framework's namespace, timeouts and cleanup.
+package probe
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/kubeproof/kubeproof/framework"
+	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/framework/images"
+)
+
+// DefaultTimeout bounds a probe that gives none; DefaultWait a wait.
+const (
+	DefaultTimeout = 3 * time.Minute
+	DefaultWait    = time.Minute
+)
+
+// run is one probe's run: its clients, its observers, and the time its
+// first step began (every time in its evidence is relative to it).
+type run struct {
+	f      *framework.Framework
+	p      claims.LoadedProbe
+	dyn    dynamic.Interface
+	mapper meta.RESTMapper
+	start  time.Time
+	obs    map[string]observer
+	steps  map[string]claims.StepResult
+}
+
+// Run runs p in f's namespace: it starts the observers, takes the steps
+// and records the evidence of both. A step that fails (and does not allow
+// failure) stops the probe as an unmet precondition: its claims are not
+// checkable, naming the step, and the evidence seen until then is kept.
+func Run(ctx context.Context, f *framework.Framework, p claims.LoadedProbe) {
+	timeout, err := claims.ParseTimeout(p.Timeout, DefaultTimeout)
+	framework.ExpectNoError(err, "probe %s", p.ID)
+	ctx, cancel := context.WithTimeout(ctx, framework.Scale(timeout))
+	defer cancel()
+
+	for _, c := range p.Requires {
+		if !f.Cluster.Has(c) {
+			reason := fmt.Sprintf("probe %s requires %s: %s", p.ID, c, f.Cluster.Missing(c))
+			for _, d := range p.Evidence(claims.Source{}) {
+				framework.ProbeUnobservable(d.Name, reason)
+			}
+			return
+		}
+	}
+	r := &run{f: f, p: p, obs: map[string]observer{}, steps: map[string]claims.StepResult{}}
+	r.dyn, err = dynamic.NewForConfig(f.RESTConfig)
+	framework.ExpectNoError(err, "dynamic client")
+	dc, err := discovery.NewDiscoveryClientForConfig(f.RESTConfig)
+	framework.ExpectNoError(err, "discovery client")
+	r.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
+
+	r.start = time.Now()
+	for _, o := range p.Observe {
+		ob, err := r.startObserver(ctx, o)
+		if err != nil {
+			framework.ProbeUnobservable(o.Name, err.Error())
+			continue
+		}
+		r.obs[o.Name] = ob
+	}
+	// The evidence is recorded however the probe ends: what was seen
+	// before a step failed still decides the claims about it.
+	defer r.record()
+	names := p.StepNames()
+	for i, s := range p.Steps {
+		res, err := r.step(ctx, s)
+		res.At = ms(r.start, res.startedAt)
+		r.steps[names[i]] = res.StepResult
+		if err != nil && !s.AllowFailure {
+			r.record()
+			framework.Unmet("probe "+p.ID, "step "+names[i], err.Error())
+		}
+	}
+}
+
+// record records the steps and every observer's evidence (once).
+func (r *run) record() {
+	if r.obs == nil {
+		return
+	}
+	framework.RecordProbeEvidence(claims.StepsEvidence, r.steps)
+	for _, o := range r.p.Observe {
+		ob, ok := r.obs[o.Name]
+		if !ok {
+			continue
+		}
+		v, err := ob.evidence()
+		if err != nil {
+			framework.ProbeUnobservable(o.Name, err.Error())
+			continue
+		}
+		framework.RecordProbeEvidence(o.Name, v)
+		ob.stop()
+	}
+	r.obs = nil
+}
+
+type stepResult struct {
+	claims.StepResult
+	startedAt time.Time
+}
+
+// step takes one step; the result's code is that of its last request.
+func (r *run) step(ctx context.Context, s claims.Step) (res stepResult, err error) {
+	res.startedAt = time.Now()
+	defer func() {
+		res.Took = ms(res.startedAt, time.Now())
+		if err != nil {
+			res.Message = err.Error()
+			var st apierrors.APIStatus
+			if errors.As(err, &st) {
+				res.Code = int(st.Status().Code)
+				res.Reason = string(st.Status().Reason)
+			}
+		}
+	}()
+	switch {
+	case s.Apply != nil:
+		res.Code, err = r.apply(ctx, s.Apply)
+	case s.Patch != nil:
+		res.Code, err = r.patch(ctx, s.Patch)
+	case s.Delete != nil:
+		res.Code, err = r.delete(ctx, s.Delete)
+	case s.Wait != nil:
+		err = r.wait(ctx, s.Wait)
+	case s.Kubectl != nil:
+		res.Code, res.Message, err = r.kubectl(ctx, s.Kubectl)
+	case s.Exec != nil:
+		res.Code, res.Message, err = r.kubectl(ctx, append(append([]string{"exec", s.Exec.Pod}, containerArg(s.Exec.Container)...), append([]string{"--"}, s.Exec.Command...)...))
+	}
+	return res, err
+}
+
+func containerArg(c string) []string {
+	if c == "" {
+		return nil
+	}
+	return []string{"-c", c}
+}
+
+// resource maps an object's apiVersion and kind to its resource, in the
+// probe's namespace when it is namespaced.
+func (r *run) resource(apiVersion, kind string) (dynamic.ResourceInterface, error) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, fmt.Errorf("apiVersion %q: %w", apiVersion, err)
+	}
+	m, err := r.mapper.RESTMapping(gv.WithKind(kind).GroupKind(), gv.Version)
+	if err != nil {
+		return nil, fmt.Errorf("the cluster serves no %s %s: %w", apiVersion, kind, err)
+	}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		return r.dyn.Resource(m.Resource).Namespace(r.f.Namespace), nil
+	}
+	return r.dyn.Resource(m.Resource), nil
+}
+
+// apply creates every object of a manifest, with kubeproof's images taken
+// from the run's registry and the run's ownership labels.
+func (r *run) apply(ctx context.Context, a *claims.Apply) (int, error) {
+	data := []byte(a.Manifest)
+	if a.File != "" {
+		p := a.File
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(filepath.Dir(r.p.Path), p)
+		}
+		var err error
+		if data, err = os.ReadFile(p); err != nil {
+			return 0, fmt.Errorf("read manifest: %w", err)
+		}
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(images.Rewrite(data)), 4096)
+	code := 0
+	for {
+		var obj unstructured.Unstructured
+		if err := dec.Decode(&obj.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return code, fmt.Errorf("manifest: %w", err)
+		}
+		if obj.Object == nil {
+			continue
+		}
+		labels := obj.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		for k, v := range framework.RunLabels() {
+			labels[k] = v
+		}
+		obj.SetLabels(labels)
+		ri, err := r.resource(obj.GetAPIVersion(), obj.GetKind())
+		if err != nil {
+			return code, err
+		}
+		if _, err := ri.Create(ctx, &obj, metav1.CreateOptions{}); err != nil {
+			return code, fmt.Errorf("create %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+		code = 201
+	}
+	return code, nil
+}
+
+func (r *run) patch(ctx context.Context, p *claims.Patch) (int, error) {
+	ri, err := r.resource(p.APIVersion, p.Kind)
+	if err != nil {
+		return 0, err
+	}
+	body, err := sigsyaml.YAMLToJSON(p.Patch)
+	if err != nil {
+		return 0, fmt.Errorf("patch: %w", err)
+	}
+	pt := map[string]types.PatchType{"": types.MergePatchType, "merge": types.MergePatchType, "strategic": types.StrategicMergePatchType, "json": types.JSONPatchType}[p.Type]
+	var sub []string
+	if p.Subresource != "" {
+		sub = []string{p.Subresource}
+	}
+	if _, err := ri.Patch(ctx, p.Name, pt, body, metav1.PatchOptions{}, sub...); err != nil {
+		return 0, fmt.Errorf("patch %s: %w", p.Object, err)
+	}
+	return 200, nil
+}
+
+func (r *run) delete(ctx context.Context, d *claims.Delete) (int, error) {
+	ri, err := r.resource(d.APIVersion, d.Kind)
+	if err != nil {
+		return 0, err
+	}
+	opts := metav1.DeleteOptions{GracePeriodSeconds: d.GracePeriodSeconds}
+	if d.Propagation != "" {
+		pp := metav1.DeletionPropagation(d.Propagation)
+		opts.PropagationPolicy = &pp
+	}
+	if err := ri.Delete(ctx, d.Name, opts); err != nil {
+		return 0, fmt.Errorf("delete %s: %w", d.Object, err)
+	}
+	return 200, nil
+}
+
+// kubectl runs the cluster's kubectl in the probe's namespace.
+func (r *run) kubectl(ctx context.Context, args []string) (int, string, error) {
+	res, err := r.f.Kubectl.Run(ctx, nil, append([]string{"-n", r.f.Namespace}, args...)...)
+	if err != nil {
+		return 0, "", err
+	}
+	out := strings.TrimSpace(res.Stdout + res.Stderr)
+	if res.ExitCode != 0 {
+		return res.ExitCode, out, fmt.Errorf("kubectl %s: exit %d: %s", strings.Join(args, " "), res.ExitCode, out)
+	}
+	return 0, out, nil
+}
+
+// wait waits on an object observer until its field meets the condition
+// (or the object is deleted).
+func (r *run) wait(ctx context.Context, w *claims.Wait) error {
+	timeout, err := claims.ParseTimeout(w.Timeout, DefaultWait)
+	if err != nil {
+		return err
+	}
+	ob, ok := r.obs[w.Observer].(*objectObserver)
+	if !ok {
+		return fmt.Errorf("observer %s is not watching (see its evidence)", w.Observer)
+	}
+	return ob.waitFor(ctx, framework.Scale(timeout), w)
+}
+
+// ms is the time from start to t in milliseconds.
+func ms(start, t time.Time) float64 { return framework.Millis(t.Sub(start)) }
+
+// jsonValue decodes v into the shapes the judge reads (float64, string,
+// bool, []any, map[string]any).
+func jsonValue(v any) any {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var out any
+	_ = json.Unmarshal(data, &out)
+	return out
+}

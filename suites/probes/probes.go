@@ -1,0 +1,59 @@
+// Package probes runs the probes of the claims files a run was given
+// (--kubeproof.claims-file): each probe is one spec, labelled spec:<id>
+// and claim:<id> for every claim of its file that names it, so that a run
+// selects it as it selects a built-in spec.
+package probes
+
+import (
+	"strings"
+
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/kubeproof/kubeproof/framework"
+	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/framework/probe"
+)
+
+// The container body runs when Ginkgo builds the tree, after the flags are
+// parsed: only then are the claims files known.
+var _ = ginkgo.Describe("probes of claims files", func() {
+	if len(framework.TestContext.ClaimsFiles) == 0 {
+		return
+	}
+	cat := &claims.Catalog{}
+	for _, file := range framework.TestContext.ClaimsFiles {
+		if err := cat.AddFile(file); err != nil {
+			// The run lints the file before any spec process starts: a
+			// file that fails here changed meanwhile, or is a harness bug.
+			ginkgo.It("loads "+file, func() { framework.ExpectNoError(err, "load claims file %s", file) })
+			return
+		}
+	}
+	f := framework.New("probe")
+	for _, p := range cat.Probes {
+		labels := ginkgo.Labels{claims.SpecLabelPrefix + p.ID}
+		for _, id := range cat.ClaimsOf(p.ID) {
+			labels = append(labels, claims.ClaimLabelPrefix+id)
+		}
+		ginkgo.It(p.Description, labels, func(ctx ginkgo.SpecContext) {
+			if usesOurImages(p.Probe) {
+				f.Needs(framework.Images)
+			}
+			probe.Run(ctx, f, p)
+		})
+	}
+})
+
+// usesOurImages reports whether a manifest of the probe runs one of
+// kubeproof's images: the probe then needs the canary to have seen them
+// run (a cluster whose nodes cannot get them makes its claims not
+// checkable, naming that, rather than failing a step).
+func usesOurImages(p claims.Probe) bool {
+	for _, s := range p.Steps {
+		if s.Apply != nil && (strings.Contains(s.Apply.Manifest, images.LoadedRegistry) || s.Apply.File != "") {
+			return true
+		}
+	}
+	return false
+}
