@@ -117,6 +117,21 @@ type Step struct {
 	// Exec runs a command in a container of a Pod of the probe (through
 	// the API server, as kubectl exec does).
 	Exec *Exec `json:"exec,omitempty"`
+	// StopComponent stops a component of the cluster (etcd,
+	// kube-controller-manager, kube-scheduler) where the provider can; it
+	// is started again by a StartComponent step or when the probe ends. A
+	// probe that stops one runs alone (Serial); on a provider that cannot,
+	// its claims are not checkable, naming that.
+	StopComponent string `json:"stopComponent,omitempty"`
+	// StartComponent starts a component a StopComponent step stopped and
+	// waits until it is healthy.
+	StartComponent string `json:"startComponent,omitempty"`
+}
+
+// StopsComponents reports whether the probe stops a component (and must
+// run alone).
+func (p Probe) StopsComponents() bool {
+	return slices.ContainsFunc(p.Steps, func(s Step) bool { return s.StopComponent != "" })
 }
 
 // Apply is a manifest to create.
@@ -188,6 +203,46 @@ type Observer struct {
 	// EndpointSlices is the membership of a Service's EndpointSlices over
 	// time: which Pods were ready, serving, terminating.
 	EndpointSlices *ServiceRef `json:"endpointSlices,omitempty"`
+	// Etcd reads an object of the probe from etcd when the probe ends: its
+	// key and how it is encoded (needs the EtcdAccess capability).
+	Etcd *Object `json:"etcd,omitempty"`
+	// Metric reads a metric of a component when the probe starts and when
+	// it ends.
+	Metric *MetricRef `json:"metric,omitempty"`
+}
+
+// MetricRef names a metric: the sum of its samples whose labels include
+// Labels.
+type MetricRef struct {
+	// Component is kube-apiserver or kubelet.
+	Component string `json:"component"`
+	// Node is the kubelet's node (default: the cluster's only node, or the
+	// first node listed).
+	Node string `json:"node,omitempty"`
+	// Name is the metric's name (apiserver_request_total).
+	Name string `json:"name"`
+	// Labels select its samples.
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// EtcdEvidence is what an etcd observer records.
+type EtcdEvidence struct {
+	// Found: etcd holds the object.
+	Found bool `json:"found"`
+	// Key is the key it is stored under (/registry/pods/<ns>/<name>), with
+	// the probe's namespace as {namespace}.
+	Key string `json:"key"`
+	// Encoding is protobuf, json or other.
+	Encoding string `json:"encoding"`
+}
+
+// MetricEvidence is what a metric observer records.
+type MetricEvidence struct {
+	// Before and After are the metric's value when the probe started and
+	// when it ended; Change is After - Before.
+	Before float64 `json:"before"`
+	After  float64 `json:"after"`
+	Change float64 `json:"change"`
 }
 
 // ObjectObserver watches one object.
@@ -391,6 +446,10 @@ func (p Probe) Evidence(source Source) []EvidenceDecl {
 			t = reflect.TypeFor[AuditEvidence]()
 		case o.EndpointSlices != nil:
 			t = reflect.TypeFor[EndpointsEvidence]()
+		case o.Etcd != nil:
+			t = reflect.TypeFor[EtcdEvidence]()
+		case o.Metric != nil:
+			t = reflect.TypeFor[MetricEvidence]()
 		default:
 			continue
 		}
@@ -455,13 +514,19 @@ func (p Probe) validate() []string {
 		}
 		observers[o.Name] = o
 		n := 0
-		for _, set := range []bool{o.Object != nil, o.Events != nil, o.Audit != nil, o.EndpointSlices != nil} {
+		for _, set := range []bool{o.Object != nil, o.Events != nil, o.Audit != nil, o.EndpointSlices != nil, o.Etcd != nil, o.Metric != nil} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			bad("observer %s: give exactly one of object, events, audit, endpointSlices", o.Name)
+			bad("observer %s: give exactly one of object, events, audit, endpointSlices, etcd, metric", o.Name)
+		}
+		if o.Etcd != nil && (o.Etcd.Kind == "" || o.Etcd.APIVersion == "" || o.Etcd.Name == "") {
+			bad("observer %s: etcd needs apiVersion, kind and name", o.Name)
+		}
+		if o.Metric != nil && (o.Metric.Name == "" || !slices.Contains([]string{"kube-apiserver", "kubelet"}, o.Metric.Component)) {
+			bad("observer %s: metric needs a name and a component (kube-apiserver or kubelet)", o.Name)
 		}
 		if o.Object != nil {
 			if o.Object.Kind == "" || o.Object.APIVersion == "" || o.Object.Name == "" {
@@ -502,14 +567,22 @@ func (p Probe) validate() []string {
 		}
 		seen[name] = true
 		n := 0
-		for _, set := range []bool{s.Apply != nil, s.Patch != nil, s.Delete != nil, s.Wait != nil, s.Kubectl != nil, s.Exec != nil} {
+		for _, set := range []bool{s.Apply != nil, s.Patch != nil, s.Delete != nil, s.Wait != nil, s.Kubectl != nil, s.Exec != nil, s.StopComponent != "", s.StartComponent != ""} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			bad("step %s: give exactly one of apply, patch, delete, wait, kubectl, exec", name)
+			bad("step %s: give exactly one of apply, patch, delete, wait, kubectl, exec, stopComponent, startComponent", name)
 			continue
+		}
+		for _, c := range []string{s.StopComponent, s.StartComponent} {
+			if c != "" && !slices.Contains(StoppableComponents, c) {
+				bad("step %s: %q is not a component a provider stops (%s)", name, c, strings.Join(StoppableComponents, ", "))
+			}
+		}
+		if s.StartComponent != "" && !slices.ContainsFunc(p.Steps[:i], func(b Step) bool { return b.StopComponent == s.StartComponent }) {
+			bad("step %s: starts %s, which no step before it stops", name, s.StartComponent)
 		}
 		switch {
 		case s.Apply != nil:
@@ -563,11 +636,18 @@ func (p Probe) validate() []string {
 // reads its evidence must require them, so that a cluster without them
 // makes the claim not checkable, naming them, before any spec runs.
 func (o Observer) Needs() []cluster.Capability {
-	if o.Audit != nil {
+	switch {
+	case o.Audit != nil:
 		return []cluster.Capability{cluster.AuditLog}
+	case o.Etcd != nil:
+		return []cluster.Capability{cluster.EtcdAccess}
 	}
 	return nil
 }
+
+// StoppableComponents are the components a probe's steps can stop and
+// start (where the provider can: cluster.ComponentStopper).
+var StoppableComponents = []string{"etcd", "kube-controller-manager", "kube-scheduler"}
 
 // CheckProbeNeeds reports every claim that reads evidence of a probe's
 // observer without requiring what the observer needs (nor the probe

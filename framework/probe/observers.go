@@ -12,10 +12,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/jsonpath"
@@ -24,6 +26,8 @@ import (
 	"github.com/kubeproof/kubeproof/framework/audit"
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/framework/etcd"
+	"github.com/kubeproof/kubeproof/framework/metrics"
 	"github.com/kubeproof/kubeproof/framework/observe"
 )
 
@@ -45,6 +49,10 @@ func (r *run) startObserver(ctx context.Context, o claims.Observer) (observer, e
 		return r.readAudit(o.Audit)
 	case o.EndpointSlices != nil:
 		return r.watchSlices(ctx, o.EndpointSlices)
+	case o.Etcd != nil:
+		return r.readEtcd(o.Etcd)
+	case o.Metric != nil:
+		return r.readMetric(ctx, o.Metric)
 	}
 	return nil, fmt.Errorf("observer %s has no kind", o.Name)
 }
@@ -389,3 +397,106 @@ func (o *slicesObserver) stop() { o.rec.Stop() }
 
 // jsonEqual compares two values decoded from JSON.
 func jsonEqual(a, b any) bool { return reflect.DeepEqual(jsonValue(a), jsonValue(b)) }
+
+// etcdObserver reads an object from etcd when the probe ends.
+type etcdObserver struct {
+	r   *run
+	obj claims.Object
+}
+
+func (r *run) readEtcd(o *claims.Object) (*etcdObserver, error) {
+	if !r.f.Cluster.Has(cluster.EtcdAccess) {
+		return nil, fmt.Errorf("etcd cannot be read here: %s", r.f.Cluster.Missing(cluster.EtcdAccess))
+	}
+	return &etcdObserver{r: r, obj: *o}, nil
+}
+
+func (o *etcdObserver) evidence() (any, error) {
+	c, err := etcd.New(o.r.f.Cluster.Etcd)
+	if err != nil {
+		return nil, fmt.Errorf("reach etcd: %w", err)
+	}
+	gv, err := schema.ParseGroupVersion(o.obj.APIVersion)
+	if err != nil {
+		return nil, err
+	}
+	m, err := o.r.mapper.RESTMapping(gv.WithKind(o.obj.Kind).GroupKind(), gv.Version)
+	if err != nil {
+		return nil, fmt.Errorf("the cluster serves no %s %s: %w", o.obj.APIVersion, o.obj.Kind, err)
+	}
+	// Built-in resources are stored under their resource name, others
+	// under their group too; Find also looks under another --etcd-prefix.
+	path := m.Resource.Resource
+	if m.Resource.Group != "" && strings.Contains(m.Resource.Group, ".") && !strings.HasSuffix(m.Resource.Group, ".k8s.io") {
+		path = m.Resource.Group + "/" + path
+	}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		path += "/" + o.r.f.Namespace
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), framework.Timeout.API)
+	defer cancel()
+	kv, found, err := c.Find(ctx, path+"/"+o.obj.Name)
+	if err != nil {
+		return nil, fmt.Errorf("read %s from etcd: %w", o.obj, err)
+	}
+	ev := claims.EtcdEvidence{Found: found}
+	if found {
+		ev.Key = strings.ReplaceAll(kv.Key, o.r.f.Namespace, "{namespace}")
+		ev.Encoding = kv.Encoding()
+	}
+	return ev, nil
+}
+
+func (o *etcdObserver) stop() {}
+
+// metricObserver reads a metric at the probe's start and end.
+type metricObserver struct {
+	r      *run
+	ref    claims.MetricRef
+	before float64
+}
+
+func (r *run) readMetric(ctx context.Context, m *claims.MetricRef) (*metricObserver, error) {
+	o := &metricObserver{r: r, ref: *m}
+	v, err := o.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o.before = v
+	return o, nil
+}
+
+func (o *metricObserver) read(ctx context.Context) (float64, error) {
+	client := o.r.f.Client.CoreV1().RESTClient()
+	var samples metrics.Samples
+	var err error
+	if o.ref.Component == "kubelet" {
+		node := o.ref.Node
+		if node == "" {
+			nodes, lerr := o.r.f.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+			if lerr != nil || len(nodes.Items) == 0 {
+				return 0, fmt.Errorf("find a node for the kubelet's metric: %v", lerr)
+			}
+			node = nodes.Items[0].Name
+		}
+		samples, err = metrics.Kubelet(ctx, client, node)
+	} else {
+		samples, err = metrics.Scrape(ctx, client)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read %s's metrics: %w", o.ref.Component, err)
+	}
+	return samples.Sum(o.ref.Name, o.ref.Labels), nil
+}
+
+func (o *metricObserver) evidence() (any, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), framework.Timeout.API)
+	defer cancel()
+	after, err := o.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return claims.MetricEvidence{Before: o.before, After: after, Change: after - o.before}, nil
+}
+
+func (o *metricObserver) stop() {}

@@ -50,6 +50,8 @@ type run struct {
 	start  time.Time
 	obs    map[string]observer
 	steps  map[string]claims.StepResult
+	// started starts again the components a step stopped.
+	started map[string]func(context.Context) error
 }
 
 // Run runs p in f's namespace: it starts the observers, takes the steps
@@ -71,7 +73,7 @@ func Run(ctx context.Context, f *framework.Framework, p claims.LoadedProbe) {
 			return
 		}
 	}
-	r := &run{f: f, p: p, obs: map[string]observer{}, steps: map[string]claims.StepResult{}}
+	r := &run{f: f, p: p, obs: map[string]observer{}, steps: map[string]claims.StepResult{}, started: map[string]func(context.Context) error{}}
 	r.dyn, err = dynamic.NewForConfig(f.RESTConfig)
 	framework.ExpectNoError(err, "dynamic client")
 	dc, err := discovery.NewDiscoveryClientForConfig(f.RESTConfig)
@@ -154,6 +156,11 @@ func (r *run) step(ctx context.Context, s claims.Step) (res stepResult, err erro
 		err = r.wait(ctx, s.Wait)
 	case s.Kubectl != nil:
 		res.Code, res.Message, err = r.kubectl(ctx, s.Kubectl)
+	case s.StopComponent != "":
+		// The framework starts it again when the spec ends, if no step did.
+		r.started[s.StopComponent] = r.f.StopComponent(ctx, s.StopComponent)
+	case s.StartComponent != "":
+		err = r.started[s.StartComponent](ctx)
 	case s.Exec != nil:
 		res.Code, res.Message, err = r.kubectl(ctx, append(append([]string{"exec", s.Exec.Pod}, containerArg(s.Exec.Container)...), append([]string{"--"}, s.Exec.Command...)...))
 	}

@@ -36,12 +36,17 @@ var _ = ginkgo.Describe("probes of claims files", func() {
 		for _, id := range cat.ClaimsOf(p.ID) {
 			labels = append(labels, claims.ClaimLabelPrefix+id)
 		}
-		ginkgo.It(p.Description, labels, func(ctx ginkgo.SpecContext) {
+		args := []any{labels}
+		if p.StopsComponents() {
+			// A stopped component disturbs every other spec.
+			args = append(args, ginkgo.Serial)
+		}
+		ginkgo.It(p.Description, append(args, func(ctx ginkgo.SpecContext) {
 			if usesOurImages(p.Probe) {
 				f.Needs(framework.Images)
 			}
 			probe.Run(ctx, f, p)
-		})
+		})...)
 	}
 })
 
