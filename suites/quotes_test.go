@@ -30,4 +30,3 @@ func TestQuotesAreInTheirSeeds(t *testing.T) {
 		}
 	}
 }
-
