@@ -144,8 +144,11 @@ func newClaimsListCommand() *cobra.Command {
 				fmt.Fprintln(w, "ID\tDOCUMENT\tKIND\tCOMPONENT\tSPECS")
 				for _, c := range cs {
 					specs := strings.Join(c.Specs, ",")
-					if !c.Testable() {
+					switch {
+					case !c.Testable():
 						specs = "(not testable)"
+					case c.Open != "":
+						specs = "(open)"
 					}
 					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", c.ID, c.Document, c.Kind, c.Component, specs)
 				}

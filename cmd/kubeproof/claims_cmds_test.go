@@ -67,7 +67,7 @@ func TestClaimsShowPointsAtTheCode(t *testing.T) {
 	}
 	n := 0
 	for _, c := range cat.Claims {
-		if !c.Testable() {
+		if !c.Checked() {
 			continue
 		}
 		sp, ev := claims.Locate(c, specs, decls)

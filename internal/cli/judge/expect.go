@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -45,6 +46,10 @@ func holds(e claims.Expectation, v any) bool {
 			}
 		}
 		return false
+	case e.AnyMatches != nil:
+		p, err := e.ElementPattern()
+		list, ok := v.([]any)
+		return err == nil && ok && slices.ContainsFunc(list, p.Match)
 	case e.AtLeast != nil || e.AtMost != nil:
 		f, ok := v.(float64)
 		if !ok {

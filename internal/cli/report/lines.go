@@ -69,7 +69,11 @@ var LineVerdicts = func() []string {
 			out = append(out, Mixed)
 		}
 	}
-	return append(out, LineOpen, LineUndecided)
+	// An open claim's verdict is the open line's: listed once.
+	if !slices.Contains(out, LineOpen) {
+		out = append(out, LineOpen)
+	}
+	return append(out, LineUndecided)
 }()
 
 // AddLines gives each document of the report whose text docs holds its
@@ -202,14 +206,15 @@ func decide(l *Line) {
 // decidedDiffer says the claims decided (confirmed, conditional, refuted,
 // or not testable whatever the cluster) do not all share one verdict. A
 // claim this run did not run, could not check on this cluster or got an
-// error on says nothing about the line yet, and a timing claim's
+// error on, or that is open (no check yet), says nothing about the line
+// yet, and a timing claim's
 // measurement (within, faster, slower) is a number beside the behaviour,
 // not a verdict on it: neither makes a line say more than one thing.
 func decidedDiffer(cs []LineClaim) bool {
 	var decided []LineClaim
 	for _, c := range cs {
 		switch c.Verdict {
-		case "", judge.NotRun, judge.NotCheckable, judge.Error, judge.Within, judge.Faster, judge.Slower:
+		case "", judge.NotRun, judge.NotCheckable, judge.Error, judge.Open, judge.Within, judge.Faster, judge.Slower:
 		default:
 			decided = append(decided, c)
 		}
