@@ -72,6 +72,7 @@ func addRunFlags(cmd *cobra.Command, r *runOptions, reportDir string) {
 	f.BoolVar(&r.dryRun, "dry-run", false, "list the specs the selection would run and the claims they decide; bring nothing up")
 	addRefutedFlags(cmd, &r.refuted)
 	r.sel.addFlags(cmd, true)
+	r.sel.lint = true
 }
 
 // refutedOptions say what a refuted claim does: to the exit code
@@ -125,7 +126,7 @@ func planRun(cmd *cobra.Command, o *options, r *runOptions) (plan runner.Plan, s
 		return plan, false, err
 	}
 	filter := r.labelFilter
-	if r.sel.narrowed() {
+	if r.sel.restricted() {
 		filter = runner.SpecFilter(selected, filter)
 	}
 	if r.rerunFailed != "" {
@@ -191,7 +192,7 @@ func (r refutedOptions) check(rep report.Report) error {
 }
 
 func newReportCommand() *cobra.Command {
-	sel := &selection{}
+	sel := &selection{lint: true}
 	var dir string
 	var refuted refutedOptions
 	cmd := &cobra.Command{
