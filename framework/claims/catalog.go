@@ -120,7 +120,8 @@ type Claim struct {
 	// Claimed is the document's number for timing claims, as written.
 	// Timing claims are measurements: their verdict says whether the
 	// value measured here is within, below or above the range an atLeast/
-	// atMost expectation takes the number as (see Within).
+	// atMost expectation takes the number as, or that withinClaimed reads
+	// from it (a range as written, one number n as [n/2, 1.5n]).
 	Claimed string `json:"claimed,omitempty"`
 	// NotTestable, if set, is why no cluster can test the sentence
 	// (history, opinion, advice).
