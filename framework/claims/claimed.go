@@ -144,6 +144,9 @@ func millis(claimed, number, unit string) (float64, error) {
 // The claim itself is not changed. A claimed that does not parse leaves
 // the range unset (Validate refuses such a claim before any judge).
 func (c Claim) WithClaimedRanges() Claim {
+	if !c.usesClaimed() {
+		return c
+	}
 	r, err := ParseClaimed(c.Claimed)
 	if err != nil {
 		return c

@@ -64,16 +64,15 @@ const (
 var LineVerdicts = func() []string {
 	var out []string
 	for _, v := range judge.Verdicts {
+		if string(v) == LineOpen {
+			continue // an open claim's verdict is the open line's, listed below
+		}
 		out = append(out, string(v))
 		if v == judge.Refuted {
 			out = append(out, Mixed)
 		}
 	}
-	// An open claim's verdict is the open line's: listed once.
-	if !slices.Contains(out, LineOpen) {
-		out = append(out, LineOpen)
-	}
-	return append(out, LineUndecided)
+	return append(out, LineOpen, LineUndecided)
 }()
 
 // AddLines gives each document of the report whose text docs holds its
