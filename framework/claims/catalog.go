@@ -311,27 +311,17 @@ func idLines(data []byte) ([]int, error) {
 	if err := yaml3.Unmarshal(data, &doc); err != nil {
 		return nil, err
 	}
-	if doc.Kind != yaml3.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml3.MappingNode {
-		return nil, nil
-	}
-	top := doc.Content[0].Content
-	for i := 0; i+1 < len(top); i += 2 {
-		if top[i].Value != "claims" || top[i+1].Kind != yaml3.SequenceNode {
-			continue
-		}
-		var lines []int
-		for _, item := range top[i+1].Content {
-			line := item.Line
-			for j := 0; item.Kind == yaml3.MappingNode && j+1 < len(item.Content); j += 2 {
-				if item.Content[j].Value == "id" {
-					line = item.Content[j].Line
-				}
+	var lines []int
+	for _, item := range claimEntries(&doc) {
+		line := item.Line
+		for j := 0; item.Kind == yaml3.MappingNode && j+1 < len(item.Content); j += 2 {
+			if item.Content[j].Value == "id" {
+				line = item.Content[j].Line
 			}
-			lines = append(lines, line)
 		}
-		return lines, nil
+		lines = append(lines, line)
 	}
-	return nil, nil
+	return lines, nil
 }
 
 var (
