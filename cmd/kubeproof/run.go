@@ -201,7 +201,9 @@ func newReportCommand() *cobra.Command {
 		Long: `report reads the spec report and cluster info of a run (for example a run made with
 go test -tags e2e ./suites -args --ginkgo.json-report=DIR/specs.json) and writes the
 claims reports there again (claims.md, claims.html, claims.json, claims-junit.xml and
-junit.xml), with the catalog of this binary and --claims-file; the report of an
+junit.xml), with the catalog of this binary, or the claims of --claims-file (checked
+first as claims lint checks it; with --document naming your document's file, its quotes
+too): the way to iterate on your own claims file without a cluster. The report of an
 interrupted run stays partial. --fail-on-refuted and --junit-refuted-as act as they do
 for run.`,
 		Args: usageArgs(cobra.NoArgs),

@@ -103,6 +103,7 @@ func specPaths(bySpec map[string]map[string]reflect.Type, specs []string) []stri
 // nearest names up to n of paths closest to path (by edit distance, then
 // by the longer shared prefix), as "; nearest: a, b, c", for a reader who
 // mistyped a path: the right one is usually a letter or a segment away.
+// The closest is always named.
 func nearest(path string, paths []string, n int) string {
 	if len(paths) == 0 {
 		return ""
@@ -121,8 +122,13 @@ func nearest(path string, paths []string, n int) string {
 		}
 		return b.prefix - a.prefix
 	})
+	// Past half the path's length a candidate is another path, not the
+	// one meant; the closest is named all the same.
 	var names []string
-	for _, c := range cands[:min(n, len(cands))] {
+	for i, c := range cands[:min(n, len(cands))] {
+		if i > 0 && c.dist > len(path)/2 {
+			break
+		}
 		names = append(names, c.path)
 	}
 	return "; nearest: " + strings.Join(names, ", ")
