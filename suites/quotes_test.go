@@ -5,8 +5,9 @@ package suites
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/kubeproof/kubeproof/framework/claims"
 )
 
 // Every claim quotes its seed: verbatim (whitespace aside: a quote may join
@@ -22,31 +23,10 @@ func TestQuotesAreInTheirSeeds(t *testing.T) {
 			if err != nil {
 				t.Fatalf("seed of claim %s: %v", c.ID, err)
 			}
-			seeds[file] = collapse(string(data))
+			seeds[file] = string(data)
 		}
-		seed := seeds[file]
-		quote := collapse(c.Quote)
-		if strings.Contains(seed, quote) {
-			if c.Condensed {
-				t.Errorf("claim %s: marked condensed, but its quote is verbatim", c.ID)
-			}
-			continue
-		}
-		if !c.Condensed {
-			t.Errorf("claim %s: quote not found verbatim in %s (mark it condensed and join verbatim fragments with \" … \"): %q", c.ID, file, c.Quote)
-			continue
-		}
-		rest := seed
-		for _, frag := range strings.Split(quote, " … ") {
-			i := strings.Index(rest, frag)
-			if i < 0 {
-				t.Errorf("claim %s: condensed quote's fragment %q not found in %s (after the fragments before it)", c.ID, frag, file)
-				break
-			}
-			rest = rest[i+len(frag):]
+		if err := claims.CheckQuote(seeds[file], file, c); err != nil {
+			t.Error(err)
 		}
 	}
 }
-
-// collapse turns every run of white space into one space.
-func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -208,7 +208,7 @@ func (c claimResult) result(refutedFails bool) string {
 		}
 	case "error":
 		return "error"
-	case "not-checkable", "not-testable", "not-run":
+	case "not-checkable", "not-testable", "open", "not-run":
 		return "skipped"
 	}
 	return "passed"

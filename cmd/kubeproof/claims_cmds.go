@@ -14,6 +14,7 @@ import (
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/internal/cli/claimlint"
 	"github.com/kubeproof/kubeproof/internal/cli/judge"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 )
@@ -23,60 +24,72 @@ type selection struct {
 	claimsFile string
 	claimIDs   []string
 	documents  []string
+	// lint: the claims file must pass claims lint's checks before the
+	// command goes on (run, report), so that a wrong evidence path is a
+	// usage error now, not an error verdict after a cluster run.
+	lint bool
+	// own are the claims of claimsFile, once loaded.
+	own []claims.Claim
 }
 
 func (s *selection) addFlags(cmd *cobra.Command, withIDs bool) {
 	f := cmd.Flags()
-	f.StringVar(&s.claimsFile, "claims-file", "", "also load this claims file (same schema as fixtures/claims; its claims name existing specs)")
-	f.StringSliceVar(&s.documents, "document", nil, "only the claims of this document (file name or its prefix, e.g. 000)")
+	f.StringVar(&s.claimsFile, "claims-file", "", "your claims file (same schema as fixtures/claims; its claims name existing specs): its claims are the selection instead of the built-in catalog's")
+	f.StringSliceVar(&s.documents, "document", nil, "only the claims of this document (file name or its prefix, e.g. 000; with --claims-file, the path of your document, whose text its quotes are checked against)")
 	if withIDs {
 		f.StringSliceVar(&s.claimIDs, "claims", nil, "only these claims (IDs, comma-separated)")
 	}
 }
 
 // load reads the catalog (and the user's file) and checks that every claim
-// names specs this binary has.
+// names specs this binary has; with lint, that the user's file passes
+// claims lint.
 func (s *selection) load() (*claims.Catalog, error) {
 	cat, err := claims.LoadAt(fixtures.Claims(), fixtures.ClaimsDir)
 	if err != nil {
 		return nil, exitcode.With(exitcode.Internal, err)
 	}
-	if s.claimsFile != "" {
-		if err := cat.AddFile(s.claimsFile); err != nil {
-			return nil, exitcode.With(exitcode.Usage, fmt.Errorf("--claims-file: %w", err))
-		}
-		for _, h := range cat.Hints {
-			fmt.Fprintln(os.Stderr, "hint: "+h)
-		}
-		if unknown := unknownSpecs(cat.Claims, cat.Probes); len(unknown) > 0 {
-			return nil, exitcode.Errorf(exitcode.Usage, "--claims-file: %s", unknown[0])
-		}
+	if s.claimsFile == "" {
+		return cat, nil
 	}
-	return cat, nil
+	before := len(cat.Claims)
+	if err := cat.AddFile(s.claimsFile); err != nil {
+		return nil, exitcode.With(exitcode.Usage, fmt.Errorf("--claims-file: %s", strings.Join(claimlint.ProblemsOf(err), "\n  ")))
+	}
+	s.own = cat.Claims[before:]
+	for _, h := range cat.Hints {
+		fmt.Fprintln(os.Stderr, "hint: "+h)
+	}
+	problems := claimlint.UnknownSpecs(s.own, cat.Probes)
+	if s.lint {
+		problems = claimlint.Own(s.own, cat.Probes, s.documentText())
+	}
+	switch len(problems) {
+	case 0:
+		return cat, nil
+	case 1:
+		return nil, exitcode.Errorf(exitcode.Usage, "--claims-file %s: %s", s.claimsFile, problems[0])
+	}
+	return nil, exitcode.Errorf(exitcode.Usage, "--claims-file %s: %s:\n  %s", s.claimsFile, count(len(problems), "problem"), strings.Join(problems, "\n  "))
 }
 
-// unknownSpecs says, for each spec a claim names that this binary does not
-// have, which claim names it.
-func unknownSpecs(cs []claims.Claim, probes []claims.LoadedProbe) []string {
-	specs := map[string]bool{}
-	for _, sp := range framework.ListSpecs() {
-		specs[sp.ID] = true
-	}
-	var out []string
-	for _, p := range probes {
-		if specs[p.ID] {
-			out = append(out, fmt.Sprintf("probe %s: the ID is a built-in spec's: choose another", p.ID))
-		}
-		specs[p.ID] = true
-	}
-	for _, c := range cs {
-		for _, id := range c.Specs {
-			if !specs[id] {
-				out = append(out, fmt.Sprintf("claim %s names spec %s, which does not exist (see `kubeproof claims specs`)", c.ID, id))
-			}
+// documentText is the first --document that names a file, read: the
+// user's document, whose text the claims' quotes must stand in.
+func (s *selection) documentText() *claimlint.Document {
+	for _, d := range s.documents {
+		if data, err := os.ReadFile(d); err == nil {
+			return &claimlint.Document{Name: d, Text: string(data)}
 		}
 	}
-	return out
+	return nil
+}
+
+// count is "1 problem", "2 problems".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // selected loads the catalog and returns it with the selected claims.
@@ -95,23 +108,32 @@ func (s *selection) selected() (*claims.Catalog, []claims.Claim, error) {
 // narrowed says whether --claims or --document chose part of the catalog.
 func (s *selection) narrowed() bool { return len(s.claimIDs) > 0 || len(s.documents) > 0 }
 
-// pick returns the selected claims; all of them without a selection.
+// restricted says whether the selection is less than the whole built-in
+// catalog: a run then runs only the specs the selected claims name.
+func (s *selection) restricted() bool { return s.narrowed() || s.claimsFile != "" }
+
+// pick returns the selected claims: with --claims-file its claims, else the
+// catalog's; all of them, or those --claims and --document name.
 func (s *selection) pick(cat *claims.Catalog) ([]claims.Claim, error) {
+	pool, from := cat.Claims, "the catalog"
+	if s.claimsFile != "" {
+		pool, from = s.own, "--claims-file "+s.claimsFile
+	}
 	if !s.narrowed() {
-		return cat.Claims, nil
+		return pool, nil
 	}
 	var out []claims.Claim
 	for _, id := range s.claimIDs {
-		c, ok := cat.Claim(id)
-		if !ok {
-			return nil, exitcode.Errorf(exitcode.Usage, "--claims: unknown claim %q (see `kubeproof claims list`)", id)
+		i := slices.IndexFunc(pool, func(c claims.Claim) bool { return c.ID == id })
+		if i < 0 {
+			return nil, exitcode.Errorf(exitcode.Usage, "--claims: %q is not a claim of %s (see `kubeproof claims list`)", id, from)
 		}
-		out = append(out, c)
+		out = append(out, pool[i])
 	}
 	for _, d := range s.documents {
-		cs := cat.OfDocument(d)
+		cs := ofDocument(pool, d)
 		if len(cs) == 0 {
-			return nil, exitcode.Errorf(exitcode.Usage, "--document: no document %q in the catalog", d)
+			return nil, exitcode.Errorf(exitcode.Usage, "--document: no document %q in %s", d, from)
 		}
 		for _, c := range cs {
 			if !slices.ContainsFunc(out, func(o claims.Claim) bool { return o.ID == c.ID }) {
@@ -120,6 +142,21 @@ func (s *selection) pick(cat *claims.Catalog) ([]claims.Claim, error) {
 		}
 	}
 	return out, nil
+}
+
+// ofDocument returns the claims of the document whose file name starts
+// with name, or, when name is the path of a file (a user's document), is
+// that file's name.
+func ofDocument(cs []claims.Claim, name string) []claims.Claim {
+	var out []claims.Claim
+	base := filepath.Base(name)
+	_, err := os.Stat(name)
+	for _, c := range cs {
+		if strings.HasPrefix(c.Document, name) || (err == nil && c.Document == base) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func newClaimsCommand() *cobra.Command {
@@ -150,8 +187,11 @@ func newClaimsListCommand() *cobra.Command {
 				fmt.Fprintln(w, "ID\tDOCUMENT\tKIND\tCOMPONENT\tSPECS")
 				for _, c := range cs {
 					specs := strings.Join(c.Specs, ",")
-					if !c.Testable() {
+					switch {
+					case !c.Testable():
 						specs = "(not testable)"
+					case c.Open != "":
+						specs = "(open)"
 					}
 					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", c.ID, c.Document, c.Kind, c.Component, specs)
 				}
@@ -190,39 +230,22 @@ func newClaimsSpecsCommand() *cobra.Command {
 	return cmd
 }
 
-// lintClaimsFile checks a user's claims file without a cluster: its schema
-// and expectations (as the catalog's), that its specs exist, and that every
-// evidence path it names is one those specs record, of a type its
-// expectation can hold. It returns every problem found.
-// Advice that does not make the file wrong (a missing header) is returned
-// as hints.
-func lintClaimsFile(path string) (n int, problems, hints []string) {
-	cat, err := claims.LoadAt(fixtures.Claims(), fixtures.ClaimsDir)
-	if err != nil {
-		return 0, []string{"the built-in catalog: " + err.Error()}, nil
-	}
-	before, hintsBefore := len(cat.Claims), len(cat.Hints)
-	if err := cat.AddFile(path); err != nil {
-		return 0, strings.Split(err.Error(), "\n"), nil
-	}
-	own := &claims.Catalog{Documents: cat.Documents[len(cat.Documents)-1:], Claims: cat.Claims[before:], Probes: cat.Probes}
-	problems = unknownSpecs(own.Claims, cat.Probes)
-	for _, err := range claims.CheckProbeNeeds(own) {
-		problems = append(problems, err.Error())
-	}
-	for _, err := range claims.CheckEvidence(own, append(framework.DeclaredEvidence(), cat.ProbeEvidence()...)) {
-		problems = append(problems, err.Error())
-	}
-	return len(own.Claims), problems, cat.Hints[hintsBefore:]
-}
-
 func newClaimsLintCommand() *cobra.Command {
-	return &cobra.Command{
+	var documentPath string
+	cmd := &cobra.Command{
 		Use:   "lint FILE",
-		Short: "Check a claims file without a cluster: schema, spec IDs, evidence paths and the types expectations hold them to",
+		Short: "Check a claims file without a cluster: schema, spec IDs, evidence paths and the types expectations hold them to, and with --document its quotes",
 		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			n, problems, hints := lintClaimsFile(args[0])
+			var doc *claimlint.Document
+			if documentPath != "" {
+				data, err := os.ReadFile(documentPath)
+				if err != nil {
+					return exitcode.Errorf(exitcode.Usage, "--document: %v", err)
+				}
+				doc = &claimlint.Document{Name: documentPath, Text: string(data)}
+			}
+			n, problems, hints := claimlint.File(args[0], doc)
 			for _, h := range hints {
 				fmt.Fprintln(cmd.ErrOrStderr(), "hint: "+h)
 			}
@@ -230,12 +253,14 @@ func newClaimsLintCommand() *cobra.Command {
 				for _, p := range problems {
 					fmt.Fprintln(cmd.ErrOrStderr(), "  "+p)
 				}
-				return exitcode.Errorf(exitcode.Usage, "%s: %d problem(s)", args[0], len(problems))
+				return exitcode.Errorf(exitcode.Usage, "%s: %s", args[0], count(len(problems), "problem"))
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d claims, no problems\n", args[0], n)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s, no problems\n", args[0], count(n, "claim"))
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&documentPath, "document", "", "the document's text (a file): every quote must stand in it, white space aside (condensed quotes fragment by fragment)")
+	return cmd
 }
 
 // claimsSchemaURL is where editors find the claims schema for a file
@@ -246,7 +271,8 @@ const claimsSchemaURL = "https://raw.githubusercontent.com/kubeproof/kubeproof/m
 // edit, with where to look for the rest.
 const claimsTemplate = `# yaml-language-server: $schema=%[5]s
 # Claims of %[1]s. Schema: docs/claims.md. Check with
-# kubeproof claims lint %[2]s; run with kubeproof run --claims-file %[2]s.
+# kubeproof claims lint %[2]s --document %[1]s; run with
+# kubeproof run --claims-file %[2]s --document %[1]s.
 # kubeproof claims specs --evidence lists every spec and the evidence paths
 # it records (with values from a run's report, --report-dir).
 apiVersion: %[6]s
@@ -258,7 +284,7 @@ document:
 claims:
 - id: %[4]s-POD-RUNNING
   section: "the heading the sentence is under"
-  quote: "the sentence of the document, as written"
+  quote: "%[8]s"
   statement: A created Pod reaches phase Running.
   component: kubelet
   kind: behaviour
@@ -293,11 +319,11 @@ func newClaimsNewCommand() *cobra.Command {
 			if prefix == "" {
 				prefix = "DOC"
 			}
-			content := fmt.Sprintf(claimsTemplate, document, args[0], title, prefix, claimsSchemaURL, claims.APIVersion, claims.FileKind)
+			content := fmt.Sprintf(claimsTemplate, document, args[0], title, prefix, claimsSchemaURL, claims.APIVersion, claims.FileKind, claimlint.ScaffoldQuote)
 			if err := os.WriteFile(args[0], []byte(content), 0o644); err != nil {
 				return exitcode.Errorf(exitcode.Usage, "write %s: %v", args[0], err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: edit its claims, then kubeproof claims lint %s\n", args[0], args[0])
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: edit its claims (quote your document's sentences), then kubeproof claims lint %s --document %s\n", args[0], args[0], document)
 			return nil
 		},
 	}

@@ -1,17 +1,26 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/internal/cli/claimlint"
+	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/runner"
 )
 
-// claims new writes a file claims lint accepts; lint finds a wrong
-// evidence path, a type an expectation cannot hold and an unknown spec.
+// claims new writes a file whose only problem is its placeholder quote;
+// with the document's sentence quoted, lint accepts it, and finds a wrong
+// evidence path (naming the nearest), a type an expectation cannot hold and
+// an unknown spec.
 func TestClaimsNewThenLint(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "my-doc.yaml")
 	root := newRootCommand()
@@ -19,23 +28,158 @@ func TestClaimsNewThenLint(t *testing.T) {
 	if err := root.Execute(); err != nil {
 		t.Fatalf("claims new: %v", err)
 	}
-	if n, problems, hints := lintClaimsFile(file); n != 1 || len(problems) > 0 || len(hints) > 0 {
-		t.Fatalf("lint of the new file: %d claims, problems %v, hints %v", n, problems, hints)
+	doc := &claimlint.Document{Name: "my-doc.md", Text: "# My doc\n\nA created Pod\nreaches phase Running.\n"}
+	for _, tc := range []struct {
+		doc  *claimlint.Document
+		want string
+	}{
+		{nil, "claim MY-DOC-POD-RUNNING: the quote is the placeholder `claims new` wrote"},
+		{doc, "claim MY-DOC-POD-RUNNING: quote not found in my-doc.md: «the sentence of the document, as written»"},
+	} {
+		if _, problems, _ := claimlint.File(file, tc.doc); len(problems) != 1 || problems[0] != tc.want && !strings.HasPrefix(problems[0], tc.want) {
+			t.Errorf("lint of the new file (document %v): problems %q, want %q", tc.doc != nil, problems, tc.want)
+		}
 	}
 	written, _ := os.ReadFile(file)
-	for change, want := range map[string]string{
-		"running.phase":   "has no field",
-		"equals: Running": "wants a number",
-		"podflow-create":  "does not exist",
+	quoted := strings.Replace(string(written), claimlint.ScaffoldQuote, "A created Pod reaches phase Running.", 1)
+	if err := os.WriteFile(file, []byte(quoted), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []*claimlint.Document{nil, doc} {
+		if n, problems, hints := claimlint.File(file, d); n != 1 || len(problems) > 0 || len(hints) > 0 {
+			t.Fatalf("lint of the quoted file: %d claims, problems %v, hints %v", n, problems, hints)
+		}
+	}
+	for _, tc := range []struct{ change, edited, want string }{
+		{"running.phase", "running.phaze", `claim MY-DOC-POD-RUNNING: evidence running.phaze: podflow-create: running has no field "phaze"`},
+		{"running.phase", "running.phaze", "; nearest: running.phase, "},
+		{"running.phase", "runing.phase", "is recorded by none of its specs [podflow-create]; nearest: running.phase"},
+		{"equals: Running", "atLeast: 3", "wants a number"},
+		{"podflow-create", "podflow-nope", "does not exist"},
+		{"kind: behaviour", "kind: behaviour\n  verdict: confirmed", `my-doc.yaml:20: claim MY-DOC-POD-RUNNING: unknown field "verdict"`},
+		{"specs: [podflow-create]", "specs: podflow-create", "my-doc.yaml:20: claim MY-DOC-POD-RUNNING: specs: a string where the field is of type []string"},
+		{"id: MY-DOC-POD-RUNNING", "id: 004-CREATED-201", "claim 004-CREATED-201 (my-doc.md): the ID is already a claim of the built-in catalog (004_6e140b62836917bf.txt, fixtures/claims/004_6e140b62836917bf.yaml:"},
 	} {
-		edited := map[string]string{"running.phase": "running.phaze", "equals: Running": "atLeast: 3", "podflow-create": "podflow-nope"}[change]
-		if err := os.WriteFile(file, []byte(strings.Replace(string(written), change, edited, 1)), 0o644); err != nil {
+		if err := os.WriteFile(file, []byte(strings.Replace(quoted, tc.change, tc.edited, 1)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, problems, _ := lintClaimsFile(file)
-		if !strings.Contains(strings.Join(problems, "\n"), want) {
-			t.Errorf("after %q -> %q: problems %v, want one saying %q", change, edited, problems, want)
+		_, problems, _ := claimlint.File(file, nil)
+		if !strings.Contains(strings.Join(problems, "\n"), tc.want) {
+			t.Errorf("after %q -> %q: problems %q, want one saying %q", tc.change, tc.edited, problems, tc.want)
 		}
+	}
+}
+
+// lint counts its problems in words; run and report refuse a claims file
+// lint refuses, as a usage error, before anything runs.
+func TestClaimsFileProblemsStopEarly(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "mine.yaml")
+	one := strings.Replace(claimsTemplate, "%[8]s", "q", 1)
+	body := fmt.Sprintf(one, "mine.md", file, "Mine", "MINE", claimsSchemaURL, claims.APIVersion, claims.FileKind)
+	two := strings.Replace(strings.Replace(body, "running.phase", "running.phaze", 1), "podflow-create", "podflow-nope", 1)
+	for _, tc := range []struct {
+		body string
+		want string
+	}{{strings.Replace(body, "running.phase", "running.phaze", 1), ": 1 problem"}, {two, ": 2 problems"}} {
+		if err := os.WriteFile(file, []byte(tc.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		root := newRootCommand()
+		root.SetArgs([]string{"claims", "lint", file})
+		root.SetOut(io.Discard)
+		root.SetErr(io.Discard)
+		err := root.Execute()
+		if err == nil || !strings.HasSuffix(err.Error(), tc.want) {
+			t.Errorf("claims lint: %v, want ...%s", err, tc.want)
+		}
+	}
+	if err := os.WriteFile(file, []byte(strings.Replace(body, "running.phase", "running.phaze", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"run", "--dry-run", "--claims-file", file},
+		{"report", "--claims-file", file, "--report-dir", dir},
+	} {
+		if code := exitFor(args...); code != exitcode.Usage {
+			t.Errorf("%v: exit code %d, want %d", args, code, exitcode.Usage)
+		}
+	}
+	sel := &selection{claimsFile: file, lint: true}
+	_, err := sel.load()
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "claim MINE-POD-RUNNING: evidence running.phaze") || !strings.Contains(err.Error(), "nearest: running.phase") {
+		t.Errorf("run's error: %v, want one line naming the claim and the nearest path", err)
+	}
+	// A quote not in the document --document names is a problem too.
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	docPath := filepath.Join(dir, "mine.md")
+	if err := os.WriteFile(docPath, []byte("nothing here"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sel = &selection{claimsFile: file, documents: []string{docPath}, lint: true}
+	if _, err := sel.load(); err == nil || !strings.Contains(err.Error(), "claim MINE-POD-RUNNING: quote not found in "+docPath+": «q»") {
+		t.Errorf("a quote not in --document: %v", err)
+	}
+}
+
+// With --claims-file, the selection is the file's claims (narrowed by
+// --claims and --document, the document also by its path), not the
+// built-in catalog's; a run's dry run lists them, and those no spec
+// checks.
+func TestClaimsFileIsTheSelection(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "mine.yaml")
+	body := fmt.Sprintf(strings.Replace(claimsTemplate, "%[8]s", "q", 1), "mine.md", file, "Mine", "MINE", claimsSchemaURL, claims.APIVersion, claims.FileKind) +
+		"- {id: MINE-EVICT, section: s, quote: q, statement: s, component: c, kind: behaviour, open: a spec that deletes a node}\n"
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	docPath := filepath.Join(dir, "mine.md")
+	if err := os.WriteFile(docPath, []byte("q"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(cs []claims.Claim) []string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.ID)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		sel  selection
+		want []string
+		err  string
+	}{
+		{selection{claimsFile: file}, []string{"MINE-POD-RUNNING", "MINE-EVICT"}, ""},
+		{selection{claimsFile: file, documents: []string{"mine"}}, []string{"MINE-POD-RUNNING", "MINE-EVICT"}, ""},
+		{selection{claimsFile: file, documents: []string{docPath}}, []string{"MINE-POD-RUNNING", "MINE-EVICT"}, ""},
+		{selection{claimsFile: file, claimIDs: []string{"MINE-EVICT"}}, []string{"MINE-EVICT"}, ""},
+		{selection{claimsFile: file, claimIDs: []string{"004-CREATED-201"}}, nil, `"004-CREATED-201" is not a claim of --claims-file`},
+		{selection{claimsFile: file, documents: []string{"004"}}, nil, `no document "004" in --claims-file`},
+	} {
+		_, got, err := tc.sel.selected()
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%+v: %v, want %s", tc.sel, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(ids(got), tc.want) {
+			t.Errorf("%+v: %v, %v, want %v", tc.sel, ids(got), err, tc.want)
+		}
+		if !tc.sel.restricted() {
+			t.Errorf("%+v: a run of a claims file runs all specs", tc.sel)
+		}
+	}
+	// The dry run of a selection of claims without specs says so, and
+	// lists them.
+	_, open, _ := (&selection{claimsFile: file, claimIDs: []string{"MINE-EVICT"}}).selected()
+	var out strings.Builder
+	stop, err := checkSelection(context.Background(), &out, open, runner.SpecFilter(open, ""), nil, nil, true, "table")
+	if !stop || err != nil || !strings.Contains(out.String(), "would run no spec") || !strings.Contains(out.String(), "MINE-EVICT") || !strings.Contains(out.String(), "open: a spec that deletes a node") {
+		t.Errorf("dry run: stop %t, err %v:\n%s", stop, err, out.String())
 	}
 }
 
@@ -67,7 +211,7 @@ func TestClaimsShowPointsAtTheCode(t *testing.T) {
 	}
 	n := 0
 	for _, c := range cat.Claims {
-		if !c.Testable() {
+		if !c.Checked() {
 			continue
 		}
 		sp, ev := claims.Locate(c, specs, decls)

@@ -63,6 +63,10 @@ func showClaim(w io.Writer, c claims.Claim, specs []claims.SpecPlace, evidence [
 		fmt.Fprintf(w, "not testable: %s\n", c.NotTestable)
 		return
 	}
+	if c.Open != "" {
+		fmt.Fprintf(w, "open:      %s\n", c.Open)
+		return
+	}
 	fmt.Fprintf(w, "specs:     %s\n", strings.Join(c.Specs, ", "))
 	if len(c.Requires) > 0 {
 		fmt.Fprintf(w, "requires:  %v\n", c.Requires)

@@ -20,6 +20,19 @@ func checkSelection(ctx context.Context, w io.Writer, selected []claims.Claim, l
 	if labelFilter == "" && len(focus) == 0 && len(skip) == 0 && !dryRun {
 		return false, nil
 	}
+	if labelFilter == runner.NoSpecs {
+		// No selected claim names a spec (all open or not testable): there
+		// is nothing to ask the specs, and the run only reports them.
+		if !dryRun {
+			return false, nil
+		}
+		if output == "json" {
+			return true, writeJSON(w, dryRunDoc(nil, 0))
+		}
+		fmt.Fprintln(w, "would run no spec: no selected claim names one")
+		printUnchecked(w, selected)
+		return true, nil
+	}
 	run, total, err := runner.PreviewSpecs(ctx, labelFilter, focus, skip)
 	if err != nil {
 		return true, err
@@ -47,7 +60,25 @@ func checkSelection(ctx context.Context, w io.Writer, selected []claims.Claim, l
 			fmt.Fprintf(w, "  %-34s claims: %s\n", "", strings.Join(s.Claims, ", "))
 		}
 	}
+	printUnchecked(w, selected)
 	return true, nil
+}
+
+// printUnchecked lists the selected claims no spec checks (open or not
+// testable), whose verdicts a run reports without running anything.
+func printUnchecked(w io.Writer, selected []claims.Claim) {
+	var lines []string
+	for _, c := range selected {
+		switch {
+		case c.Open != "":
+			lines = append(lines, fmt.Sprintf("  %-34s open: %s", c.ID, c.Open))
+		case !c.Testable():
+			lines = append(lines, fmt.Sprintf("  %-34s not testable: %s", c.ID, c.NotTestable))
+		}
+	}
+	if len(lines) > 0 {
+		fmt.Fprintf(w, "selected claims no spec checks:\n%s\n", strings.Join(lines, "\n"))
+	}
 }
 
 // describeSelection names the filters of a run, as its flags.

@@ -72,6 +72,7 @@ func addRunFlags(cmd *cobra.Command, r *runOptions, reportDir string) {
 	f.BoolVar(&r.dryRun, "dry-run", false, "list the specs the selection would run and the claims they decide; bring nothing up")
 	addRefutedFlags(cmd, &r.refuted)
 	r.sel.addFlags(cmd, true)
+	r.sel.lint = true
 }
 
 // refutedOptions say what a refuted claim does: to the exit code
@@ -125,7 +126,7 @@ func planRun(cmd *cobra.Command, o *options, r *runOptions) (plan runner.Plan, s
 		return plan, false, err
 	}
 	filter := r.labelFilter
-	if r.sel.narrowed() {
+	if r.sel.restricted() {
 		filter = runner.SpecFilter(selected, filter)
 	}
 	if r.rerunFailed != "" {
@@ -191,7 +192,7 @@ func (r refutedOptions) check(rep report.Report) error {
 }
 
 func newReportCommand() *cobra.Command {
-	sel := &selection{}
+	sel := &selection{lint: true}
 	var dir string
 	var refuted refutedOptions
 	cmd := &cobra.Command{
@@ -200,7 +201,9 @@ func newReportCommand() *cobra.Command {
 		Long: `report reads the spec report and cluster info of a run (for example a run made with
 go test -tags e2e ./suites -args --ginkgo.json-report=DIR/specs.json) and writes the
 claims reports there again (claims.md, claims.html, claims.json, claims-junit.xml and
-junit.xml), with the catalog of this binary and --claims-file; the report of an
+junit.xml), with the catalog of this binary, or the claims of --claims-file (checked
+first as claims lint checks it; with --document naming your document's file, its quotes
+too): the way to iterate on your own claims file without a cluster. The report of an
 interrupted run stays partial. --fail-on-refuted and --junit-refuted-as act as they do
 for run.`,
 		Args: usageArgs(cobra.NoArgs),

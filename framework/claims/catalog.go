@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	yaml3 "go.yaml.in/yaml/v3"
@@ -122,11 +123,16 @@ type Claim struct {
 	// Claimed is the document's number for timing claims, as written.
 	// Timing claims are measurements: their verdict says whether the
 	// value measured here is within, below or above the range an atLeast/
-	// atMost expectation takes the number as (see Within).
+	// atMost expectation takes the number as, or that withinClaimed reads
+	// from it (a range as written, one number n as [n/2, 1.5n]).
 	Claimed string `json:"claimed,omitempty"`
 	// NotTestable, if set, is why no cluster can test the sentence
 	// (history, opinion, advice).
 	NotTestable string `json:"notTestable,omitempty"`
+	// Open, if set, says what check is missing for a sentence a cluster
+	// could test but no spec checks yet; its verdict is "open", never "not
+	// testable". An open claim names no specs and no expectations.
+	Open string `json:"open,omitempty"`
 	// Note says how the sentence is read where that is not obvious: the
 	// mechanism behind an effect the claim confirms, or why a refutation
 	// stands (what the cluster does instead, and where Kubernetes says so).
@@ -158,8 +164,12 @@ type Alternative struct {
 	Expect []Expectation `json:"expect"`
 }
 
-// Testable reports whether a cluster can check the claim.
+// Testable reports whether a cluster can check the claim (an open claim
+// is testable, only not checked yet).
 func (c Claim) Testable() bool { return c.NotTestable == "" }
+
+// Checked reports whether the claim has a check: testable and not open.
+func (c Claim) Checked() bool { return c.Testable() && c.Open == "" }
 
 // Catalog is every claim, by document.
 type Catalog struct {
@@ -171,6 +181,10 @@ type Catalog struct {
 	// (a file without the apiVersion/kind header), one per file, for the
 	// command to show.
 	Hints []string
+	// builtin is how many of Claims LoadAt read, before files were added:
+	// an added claim whose ID is one of them is told so, as the built-in
+	// catalog's, not as a mere duplicate.
+	builtin int
 }
 
 // Claim returns the claim with id.
@@ -216,6 +230,7 @@ func LoadAt(fsys fs.FS, dir string) (*Catalog, error) {
 			return nil, err
 		}
 	}
+	cat.builtin = len(cat.Claims)
 	return cat, cat.Validate()
 }
 
@@ -263,7 +278,7 @@ func (c *Catalog) add(name, source, abs string, data []byte) error {
 		Kind       string `json:"kind"`
 	}
 	if err := yaml.Unmarshal(data, &head); err != nil {
-		return fmt.Errorf("claims file %s: %w", source, err)
+		return decodeError(source, data, err)
 	}
 	switch {
 	case head.APIVersion == "" && head.Kind == "":
@@ -276,7 +291,7 @@ func (c *Catalog) add(name, source, abs string, data []byte) error {
 	}
 	var f File
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
-		return fmt.Errorf("claims file %s: %w", name, err)
+		return decodeError(source, data, err)
 	}
 	if f.Document.File == "" {
 		return fmt.Errorf("claims file %s: document.file is empty", name)
@@ -309,27 +324,17 @@ func idLines(data []byte) ([]int, error) {
 	if err := yaml3.Unmarshal(data, &doc); err != nil {
 		return nil, err
 	}
-	if doc.Kind != yaml3.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml3.MappingNode {
-		return nil, nil
-	}
-	top := doc.Content[0].Content
-	for i := 0; i+1 < len(top); i += 2 {
-		if top[i].Value != "claims" || top[i+1].Kind != yaml3.SequenceNode {
-			continue
-		}
-		var lines []int
-		for _, item := range top[i+1].Content {
-			line := item.Line
-			for j := 0; item.Kind == yaml3.MappingNode && j+1 < len(item.Content); j += 2 {
-				if item.Content[j].Value == "id" {
-					line = item.Content[j].Line
-				}
+	var lines []int
+	for _, item := range claimEntries(&doc) {
+		line := item.Line
+		for j := 0; item.Kind == yaml3.MappingNode && j+1 < len(item.Content); j += 2 {
+			if item.Content[j].Value == "id" {
+				line = item.Content[j].Line
 			}
-			lines = append(lines, line)
 		}
-		return lines, nil
+		lines = append(lines, line)
 	}
-	return nil, nil
+	return lines, nil
 }
 
 var (
@@ -342,23 +347,33 @@ var (
 // exist is checked against the suites (see suites' catalog test).
 func (c *Catalog) Validate() error {
 	var errs []string
-	seen := map[string]bool{}
-	for _, cl := range c.Claims {
+	seen := map[string]int{}
+	for i, cl := range c.Claims {
 		bad := func(format string, args ...any) {
-			errs = append(errs, fmt.Sprintf("claim %s (%s): %s", cl.ID, cl.Document, fmt.Sprintf(format, args...)))
+			errs = append(errs, at(cl.Source)+fmt.Sprintf("claim %s (%s): %s", cl.ID, cl.Document, fmt.Sprintf(format, args...)))
 		}
 		if !idRE.MatchString(cl.ID) {
 			bad("ID must be upper-case letters, digits and dashes")
 		}
-		if seen[cl.ID] {
-			bad("duplicate ID")
+		if first, ok := seen[cl.ID]; ok {
+			bad("%s", c.clash(first, i))
+		} else {
+			seen[cl.ID] = i
 		}
-		seen[cl.ID] = true
 		if cl.Section == "" || cl.Quote == "" || cl.Statement == "" || cl.Component == "" {
 			bad("section, quote, statement and component are all required")
 		}
 		if !slices.Contains(kinds, cl.Kind) {
 			bad("kind %q is not one of %v", cl.Kind, kinds)
+		}
+		if cl.Open != "" {
+			if cl.NotTestable != "" {
+				bad("open and notTestable exclude each other: a sentence is testable with no check yet (open) or no cluster can test it (notTestable)")
+			}
+			if len(cl.Specs) > 0 || len(cl.Expect) > 0 || len(cl.Conditional) > 0 {
+				bad("an open claim names no specs and no expectations: open says what check is missing")
+			}
+			continue
 		}
 		if !cl.Testable() {
 			if len(cl.Specs) > 0 || len(cl.Expect) > 0 {
@@ -387,8 +402,13 @@ func (c *Catalog) Validate() error {
 				bad("%v", err)
 			}
 		}
-		if cl.Kind == Timing && (cl.Claimed == "" || !slices.ContainsFunc(cl.Expect, func(e Expectation) bool { return e.AtLeast != nil || e.AtMost != nil })) {
-			bad("a timing claim gives the document's number (claimed) and the range it is taken as (an expectation with atLeast/atMost); a claim about an order or the slowest step is a behaviour claim")
+		if cl.Kind == Timing && (cl.Claimed == "" || !slices.ContainsFunc(cl.Expect, Expectation.ranged)) {
+			bad("a timing claim gives the document's number (claimed) and the range it is taken as (an expectation with atLeast/atMost, or withinClaimed); a claim about an order or the slowest step is a behaviour claim")
+		}
+		if cl.usesClaimed() {
+			if _, err := ParseClaimed(cl.Claimed); err != nil {
+				bad("withinClaimed: %v", err)
+			}
 		}
 		for _, alt := range cl.Conditional {
 			if alt.Condition == "" || len(alt.Expect) == 0 {
@@ -413,6 +433,29 @@ func (c *Catalog) Validate() error {
 		return fmt.Errorf("invalid claims catalog:\n  %s", strings.Join(errs, "\n  "))
 	}
 	return nil
+}
+
+// clash says why claim i's ID, already claim first's, cannot be used: a
+// claim of the built-in catalog, or another claim, and where that one is.
+func (c *Catalog) clash(first, i int) string {
+	other := c.Claims[first]
+	where := other.Document
+	if other.Source != nil {
+		where += ", " + other.Source.File + ":" + strconv.Itoa(other.Source.Line)
+	}
+	if first < c.builtin && i >= c.builtin {
+		return fmt.Sprintf("the ID is already a claim of the built-in catalog (%s): choose another", where)
+	}
+	return fmt.Sprintf("duplicate ID: also the ID of the claim at %s", where)
+}
+
+// at prefixes a message with a place in a claims file ("f.yaml:12: "),
+// when the place is known.
+func at(src *Source) string {
+	if src == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d: ", src.File, src.Line)
 }
 
 // SpecIDs returns the spec IDs the claims name, sorted, without duplicates.

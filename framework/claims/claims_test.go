@@ -39,6 +39,15 @@ func TestValidateRejects(t *testing.T) {
 		"source written":          "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, notTestable: why, source: {file: f, line: 1}}]",
 		"timing without a number": "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: timing, specs: [x-y], expect: [{evidence: e, atMost: 1}]}]",
 		"timing without a range":  "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: timing, specs: [x-y], claimed: 1 s, expect: [{evidence: e, equals: 1}]}]",
+		"open with spec":          "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, specs: [x-y], open: no spec yet}]",
+		"open with expect":        "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, expect: [{evidence: e, equals: 1}], open: no spec yet}]",
+		"open and not testable":   "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, notTestable: why, open: no spec yet}]",
+		"withinClaimed, no claim": "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: timing, specs: [x-y], expect: [{evidence: e, withinClaimed: true}]}]",
+		"withinClaimed, words":    "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: timing, specs: [x-y], claimed: 수 밀리초, expect: [{evidence: e, withinClaimed: true}]}]",
+		"withinClaimed and range": "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: timing, specs: [x-y], claimed: 2s, expect: [{evidence: e, withinClaimed: true, atMost: 3}]}]",
+		"anyMatches bad regexp":   "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, specs: [x-y], expect: [{evidence: e, anyMatches: '('}]}]",
+		"anyMatches bad field":    "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, specs: [x-y], expect: [{evidence: e, anyMatches: {verb: '[a'}}]}]",
+		"anyMatches a number":     "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, specs: [x-y], expect: [{evidence: e, anyMatches: 3}]}]",
 	}
 	for name, body := range bad {
 		_, err := Load(fstest.MapFS{"x.yaml": {Data: []byte("document: {file: d.txt, title: t}\n" + body)}})
@@ -164,5 +173,83 @@ func TestLocate(t *testing.T) {
 		{Name: "ctx", Specs: []string{"s1"}, Source: at(13)}}
 	if !reflect.DeepEqual(ev, want) {
 		t.Errorf("evidence %+v, want %+v", ev, want)
+	}
+}
+
+// An open claim, withinClaimed and anyMatches load when well formed.
+func TestValidateAccepts(t *testing.T) {
+	good := map[string]string{
+		"open":          "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, open: a spec that deletes a node}]",
+		"withinClaimed": "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: timing, specs: [x-y], claimed: 약 2초, expect: [{evidence: e, withinClaimed: true}]}]",
+		"anyMatches":    "claims: [{id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, specs: [x-y], expect: [{evidence: e, anyMatches: {verb: '^(create|patch)$', code: '^20'}}, {evidence: f, anyMatches: 'Ready'}]}]",
+	}
+	for name, body := range good {
+		if _, err := Load(fstest.MapFS{"x.yaml": {Data: []byte("document: {file: d.txt, title: t}\n" + body)}}); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// A file whose YAML or field is wrong is reported at its line, with the
+// claim it is in.
+func TestDecodeErrorsNameLineAndClaim(t *testing.T) {
+	head := "apiVersion: kubeproof.io/v1alpha1\nkind: Claims\ndocument: {file: d.txt, title: t}\nclaims:\n"
+	entry := func(id, extra string) string {
+		return "- id: " + id + "\n  section: s\n  quote: q\n  statement: s\n  component: c\n  kind: behaviour\n  specs: [x-y]\n  expect:\n  - {evidence: e, equals: 1}\n" + extra
+	}
+	for name, tc := range map[string]struct{ file, want string }{
+		"unknown field":       {head + entry("A-ONE", "") + entry("A-TWO", "  verdict: confirmed\n"), `u.yaml:23: claim A-TWO: unknown field "verdict"`},
+		"wrong type":          {head + entry("A-ONE", "  - evidence: f\n    atLeast: three\n"), "u.yaml:15: claim A-ONE: atLeast: a string where the field is of type float64"},
+		"list for a string":   {head + entry("A-ONE", "  note: [a, b]\n"), "u.yaml:14: claim A-ONE: note: a list where the field is of type string"},
+		"unknown top field":   {head + entry("A-ONE", "") + "extra: 1\n", `u.yaml:14: unknown field "extra"`},
+		"unknown doc field":   {strings.Replace(head, "title: t", "title: t, tilte: u", 1) + entry("A-ONE", ""), `u.yaml:3: unknown field "tilte"`},
+		"syntax":              {head + entry("A-ONE", "  note: [a\n"), "u.yaml:13: did not find expected"},
+		"unknown field no id": {head + "- section: s\n  wat: 1\n", `u.yaml:6: claim at line 5 (no id): unknown field "wat"`},
+	} {
+		err := (&Catalog{}).add("u.yaml", "u.yaml", "", []byte(tc.file))
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %s", name, err, tc.want)
+		}
+	}
+}
+
+// A user's claim whose ID is one of the built-in catalog's says so, and
+// where that claim is.
+func TestBuiltinIDClash(t *testing.T) {
+	base := "document: {file: base.txt, title: t}\nclaims:\n- {id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, notTestable: why}\n"
+	cat, err := LoadAt(fstest.MapFS{"base.yaml": {Data: []byte(base)}}, "fixtures/claims")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := filepath.Join(t.TempDir(), "own.yaml")
+	if err := os.WriteFile(own, []byte(strings.Replace(base, "base.txt", "own.md", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = cat.AddFile(own)
+	want := "claim A-B (own.md): the ID is already a claim of the built-in catalog (base.txt, fixtures/claims/base.yaml:3): choose another"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("AddFile: %v, want %s", err, want)
+	}
+}
+
+// Quotes are found white space aside, condensed ones fragment by fragment.
+func TestCheckQuote(t *testing.T) {
+	text := "# Title\n\nThe scheduler   binds the Pod\nto a node.\n\nLater, the kubelet starts it.\n"
+	for _, tc := range []struct {
+		quote     string
+		condensed bool
+		want      string
+	}{
+		{"The scheduler binds the Pod to a node.", false, ""},
+		{"The scheduler binds the Pod … the kubelet starts it.", true, ""},
+		{"The scheduler binds the Pod to a node.", true, "marked condensed"},
+		{"the sentence of the document, as written", false, "claim X: quote not found in d.md: «the sentence of the document, as written»"},
+		{"The scheduler binds the Pod … the kubelet stops it.", true, "fragment «the kubelet stops it.»"},
+		{"the kubelet starts it. … The scheduler", true, "fragment «The scheduler»"},
+	} {
+		err := CheckQuote(text, "d.md", Claim{ID: "X", Quote: tc.quote, Condensed: tc.condensed})
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%q: %v, want %q", tc.quote, err, tc.want)
+		}
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -22,7 +24,8 @@ type Expectation struct {
 	// Says is the document's side in words, for the report.
 	Says string `json:"says,omitempty"`
 
-	// Exactly one of the following (AtLeast and AtMost may go together).
+	// Exactly one of the following (AtLeast and AtMost may go together;
+	// WithinClaimed stands for both).
 
 	// Equals holds when the evidence is this value.
 	Equals *json.RawMessage `json:"equals,omitempty"`
@@ -40,6 +43,16 @@ type Expectation struct {
 	AtLeast *float64 `json:"atLeast,omitempty"`
 	// AtMost holds when the evidence, a number, is this or less.
 	AtMost *float64 `json:"atMost,omitempty"`
+	// WithinClaimed holds when the evidence, a number of milliseconds, is
+	// in the range the claim's claimed number is taken as (ParseClaimed: a
+	// range as written, a bound as that bound, a single number n as
+	// [n/2, 1.5n]), instead of an atLeast/atMost written by hand.
+	WithinClaimed bool `json:"withinClaimed,omitempty"`
+	// AnyMatches holds when the evidence, a list, has an element that
+	// matches: for a list of strings a regular expression; for a list of
+	// objects an object of field -> regular expression, all of which must
+	// match the element's field (numbers and booleans as JSON writes them).
+	AnyMatches *json.RawMessage `json:"anyMatches,omitempty"`
 }
 
 func (e Expectation) validate() error {
@@ -47,20 +60,110 @@ func (e Expectation) validate() error {
 		return errors.New("an expectation names no evidence")
 	}
 	n := 0
-	for _, set := range []bool{e.Equals != nil, e.NotEquals != nil, e.OneOf != nil, e.Matches != "", e.Contains != nil, e.AtLeast != nil || e.AtMost != nil} {
+	for _, set := range []bool{e.Equals != nil, e.NotEquals != nil, e.OneOf != nil, e.Matches != "", e.Contains != nil, e.AtLeast != nil || e.AtMost != nil || e.WithinClaimed, e.AnyMatches != nil} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return fmt.Errorf("expectation on %s: give exactly one of equals, notEquals, oneOf, matches, contains, atLeast/atMost", e.Evidence)
+		return fmt.Errorf("expectation on %s: give exactly one of equals, notEquals, oneOf, matches, contains, anyMatches, atLeast/atMost, withinClaimed", e.Evidence)
+	}
+	if e.WithinClaimed && (e.AtLeast != nil || e.AtMost != nil) {
+		return fmt.Errorf("expectation on %s: withinClaimed takes its range from claimed: give no atLeast/atMost beside it", e.Evidence)
 	}
 	if e.Matches != "" {
 		if _, err := regexp.Compile(e.Matches); err != nil {
 			return fmt.Errorf("expectation on %s: %w", e.Evidence, err)
 		}
 	}
+	if e.AnyMatches != nil {
+		if _, err := e.ElementPattern(); err != nil {
+			return fmt.Errorf("expectation on %s: %w", e.Evidence, err)
+		}
+	}
 	return nil
+}
+
+// ranged says the expectation holds a number to a range.
+func (e Expectation) ranged() bool { return e.AtLeast != nil || e.AtMost != nil || e.WithinClaimed }
+
+// ElementPattern is an anyMatches value, compiled: Whole for a list of
+// strings, Fields for a list of objects.
+type ElementPattern struct {
+	Whole  *regexp.Regexp
+	Fields map[string]*regexp.Regexp
+}
+
+// ElementPattern compiles the expectation's anyMatches.
+func (e Expectation) ElementPattern() (ElementPattern, error) {
+	var p ElementPattern
+	if e.AnyMatches == nil {
+		return p, errors.New("no anyMatches")
+	}
+	var v any
+	if err := json.Unmarshal(*e.AnyMatches, &v); err != nil {
+		return p, fmt.Errorf("anyMatches: %w", err)
+	}
+	switch x := v.(type) {
+	case string:
+		re, err := regexp.Compile(x)
+		if err != nil {
+			return p, fmt.Errorf("anyMatches: %w", err)
+		}
+		p.Whole = re
+	case map[string]any:
+		if len(x) == 0 {
+			return p, errors.New("anyMatches: an object of field -> regular expression names no field")
+		}
+		p.Fields = map[string]*regexp.Regexp{}
+		for field, pat := range x {
+			s, ok := pat.(string)
+			if !ok {
+				return p, fmt.Errorf("anyMatches: field %s: the value is a regular expression, a string, not %s", field, jsonKind(pat))
+			}
+			re, err := regexp.Compile(s)
+			if err != nil {
+				return p, fmt.Errorf("anyMatches: field %s: %w", field, err)
+			}
+			p.Fields[field] = re
+		}
+	default:
+		return p, fmt.Errorf("anyMatches: want a regular expression (a list of strings) or an object of field -> regular expression (a list of objects), not %s", jsonKind(v))
+	}
+	return p, nil
+}
+
+// Match says whether the element el of a list decoded from JSON matches:
+// a string the whole pattern, an object every field's pattern (a field's
+// value rendered as JSON renders it, strings without their quotes).
+func (p ElementPattern) Match(el any) bool {
+	if p.Whole != nil {
+		s, ok := el.(string)
+		return ok && p.Whole.MatchString(s)
+	}
+	obj, ok := el.(map[string]any)
+	if !ok {
+		return false
+	}
+	for field, re := range p.Fields {
+		v, ok := obj[field]
+		if !ok || !re.MatchString(render(v)) {
+			return false
+		}
+	}
+	return true
+}
+
+// render is a value as anyMatches matches it.
+func render(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 // Want describes the expectation's condition ("= \"Pending\"", "≥ 1").
@@ -80,6 +183,10 @@ func (e Expectation) Want() string {
 		return "matches /" + e.Matches + "/"
 	case e.Contains != nil:
 		return "contains " + string(*e.Contains)
+	case e.AnyMatches != nil:
+		return anyMatchesWant(e)
+	case e.WithinClaimed && e.AtLeast == nil && e.AtMost == nil:
+		return "within the claimed range"
 	case e.AtLeast != nil && e.AtMost != nil:
 		return fmt.Sprintf("between %s and %s", num(*e.AtLeast), num(*e.AtMost))
 	case e.AtLeast != nil:
@@ -88,6 +195,24 @@ func (e Expectation) Want() string {
 		return "≤ " + num(*e.AtMost)
 	}
 	return "?"
+}
+
+// anyMatchesWant is anyMatches in words: "an element matching /re/", "an
+// element with kind ~ /re/, name ~ /re/" (fields sorted).
+func anyMatchesWant(e Expectation) string {
+	p, err := e.ElementPattern()
+	if err != nil {
+		return "anyMatches " + string(*e.AnyMatches)
+	}
+	if p.Whole != nil {
+		return "an element matching /" + p.Whole.String() + "/"
+	}
+	fields := slices.Sorted(maps.Keys(p.Fields))
+	parts := make([]string, len(fields))
+	for i, f := range fields {
+		parts[i] = f + " ~ /" + p.Fields[f].String() + "/"
+	}
+	return "an element with " + strings.Join(parts, ", ")
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
@@ -129,6 +254,10 @@ func (e Expectation) Holds(v any) bool {
 			}
 		}
 		return false
+	case e.AnyMatches != nil:
+		p, err := e.ElementPattern()
+		list, ok := v.([]any)
+		return err == nil && ok && slices.ContainsFunc(list, p.Match)
 	case e.AtLeast != nil || e.AtMost != nil:
 		f, ok := v.(float64)
 		if !ok {

@@ -37,7 +37,7 @@ func CheckEvidence(cat *Catalog, decls []EvidenceDecl) []error {
 	}
 	var errs []error
 	for _, c := range cat.Claims {
-		if !c.Testable() {
+		if !c.Checked() {
 			continue
 		}
 		check := func(path, spec string, e *Expectation) {
@@ -65,11 +65,12 @@ func CheckEvidence(cat *Catalog, decls []EvidenceDecl) []error {
 				}
 				return
 			}
+			near := nearest(path, specPaths(bySpec, specs), 3)
 			if len(tried) == 0 {
-				errs = append(errs, fmt.Errorf("claim %s: evidence %s is recorded by none of its specs %v", c.ID, path, specs))
+				errs = append(errs, fmt.Errorf("claim %s: evidence %s is recorded by none of its specs %v%s", c.ID, path, specs, near))
 				return
 			}
-			errs = append(errs, fmt.Errorf("claim %s: evidence %s: %s", c.ID, path, strings.Join(tried, "; ")))
+			errs = append(errs, fmt.Errorf("claim %s: evidence %s: %s%s", c.ID, path, strings.Join(tried, "; "), near))
 		}
 		for i := range c.Expect {
 			check(c.Expect[i].Evidence, c.Expect[i].Spec, &c.Expect[i])
@@ -84,6 +85,84 @@ func CheckEvidence(cat *Catalog, decls []EvidenceDecl) []error {
 		}
 	}
 	return errs
+}
+
+// specPaths are the evidence paths the specs record (Paths of each
+// declaration).
+func specPaths(bySpec map[string]map[string]reflect.Type, specs []string) []string {
+	var out []string
+	for _, s := range specs {
+		for name, t := range bySpec[s] {
+			out = append(out, Paths(name, t)...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// nearest names up to n of paths closest to path (by edit distance, then
+// by the longer shared prefix), as "; nearest: a, b, c", for a reader who
+// mistyped a path: the right one is usually a letter or a segment away.
+// The closest is always named.
+func nearest(path string, paths []string, n int) string {
+	if len(paths) == 0 {
+		return ""
+	}
+	type cand struct {
+		path         string
+		dist, prefix int
+	}
+	cands := make([]cand, len(paths))
+	for i, p := range paths {
+		cands[i] = cand{p, editDistance(path, p), sharedPrefix(path, p)}
+	}
+	slices.SortStableFunc(cands, func(a, b cand) int {
+		if a.dist != b.dist {
+			return a.dist - b.dist
+		}
+		return b.prefix - a.prefix
+	})
+	// Past half the path's length a candidate is another path, not the
+	// one meant; the closest is named all the same.
+	var names []string
+	for i, c := range cands[:min(n, len(cands))] {
+		if i > 0 && c.dist > len(path)/2 {
+			break
+		}
+		names = append(names, c.path)
+	}
+	return "; nearest: " + strings.Join(names, ", ")
+}
+
+// editDistance is the Levenshtein distance of a and b, in runes.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur := make([]int, len(rb)+1)
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(rb)]
+}
+
+// sharedPrefix is how many leading bytes a and b share.
+func sharedPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
 }
 
 // Resolve follows a dot-separated evidence path (its first part is the
@@ -174,8 +253,13 @@ func (e Expectation) fits(t reflect.Type) error {
 	switch {
 	case e.Matches != "":
 		return want(t.Kind() == reflect.String, "a string")
-	case e.AtLeast != nil || e.AtMost != nil:
+	case e.ranged():
 		return want(numeric(t), "a number")
+	case e.AnyMatches != nil:
+		if err := want(t.Kind() == reflect.Slice || t.Kind() == reflect.Array, "a list"); err != nil {
+			return err
+		}
+		return e.elementFits(deref(t.Elem()))
 	case e.Contains != nil:
 		return want(t.Kind() == reflect.String || t.Kind() == reflect.Slice || t.Kind() == reflect.Array, "a string or a list")
 	}
@@ -198,6 +282,34 @@ func (e Expectation) fits(t reflect.Type) error {
 		}
 	}
 	return nil
+}
+
+// elementFits reports whether an anyMatches pattern can match elements of
+// type t: a regular expression needs strings, fields need objects that have
+// them.
+func (e Expectation) elementFits(t reflect.Type) error {
+	p, err := e.ElementPattern()
+	if err != nil || t.Kind() == reflect.Interface {
+		return err
+	}
+	if p.Whole != nil {
+		if t.Kind() != reflect.String {
+			return fmt.Errorf("%s wants a list of strings, but the spec records a list of %s", e.Want(), t)
+		}
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Map:
+		return nil
+	case reflect.Struct:
+		for field := range p.Fields {
+			if _, ok := jsonField(t, field); !ok {
+				return fmt.Errorf("%s: the list's elements have no field %q (they have %s)", e.Want(), field, strings.Join(jsonNames(t), ", "))
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("%s wants a list of objects, but the spec records a list of %s", e.Want(), t)
 }
 
 func numeric(t reflect.Type) bool {

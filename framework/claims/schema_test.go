@@ -1,9 +1,11 @@
 package claims
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 func rules(t *testing.T) *Catalog { return testCatalog(t, "rules.yaml") }
@@ -98,6 +100,50 @@ func TestResolveAndPaths(t *testing.T) {
 	for _, want := range []string{"t.jwtParts", "t.username", "t.extra.{key}.username"} {
 		if !strings.Contains(paths, want) {
 			t.Errorf("Paths lacks %s: %s", want, paths)
+		}
+	}
+}
+
+// A path no spec records is reported with the nearest paths its specs do
+// record; anyMatches needs a list, of strings for a pattern and of
+// objects with the fields it names for fields.
+func TestCheckEvidenceNearestAndAnyMatches(t *testing.T) {
+	type entry struct {
+		Verb string `json:"verb"`
+		Code int    `json:"code"`
+	}
+	type auditEv struct {
+		Entries []entry  `json:"entries"`
+		Phases  []string `json:"phases"`
+		Phase   string   `json:"phase"`
+	}
+	body := `document: {file: d.txt, title: t}
+claims:
+- {id: A-B, section: s, quote: q, statement: s, component: c, kind: behaviour, specs: [flow], expect: [%s]}
+`
+	ds := decls("flow", "audit", auditEv{})
+	for _, tc := range []struct{ expect, want string }{
+		{"{evidence: audit.phaze, equals: x}", `claim A-B: evidence audit.phaze: flow: audit has no field "phaze" (it has entries, phase, phases); nearest: audit.phase, audit.phases`},
+		{"{evidence: audti.phase, equals: x}", "claim A-B: evidence audti.phase is recorded by none of its specs [flow]; nearest: audit.phase, audit.phases"},
+		{"{evidence: audit.entries, anyMatches: {verb: create, code: '^20'}}", ""},
+		{"{evidence: audit.phases, anyMatches: Run}", ""},
+		{"{evidence: audit.phase, anyMatches: Run}", "wants a list, but the spec records a string"},
+		{"{evidence: audit.phases, anyMatches: {verb: x}}", "wants a list of objects"},
+		{"{evidence: audit.entries, anyMatches: x}", "wants a list of strings"},
+		{"{evidence: audit.entries, anyMatches: {vreb: x}}", `the list's elements have no field "vreb" (they have code, verb)`},
+	} {
+		cat, err := Load(fstest.MapFS{"x.yaml": {Data: []byte(fmt.Sprintf(body, tc.expect))}})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.expect, err)
+		}
+		var got []string
+		for _, err := range CheckEvidence(cat, ds) {
+			got = append(got, err.Error())
+		}
+		text := strings.Join(got, "\n")
+		// A path past half the mistyped one's length is not named.
+		if (tc.want == "") != (len(got) == 0) || !strings.Contains(text, tc.want) || strings.Contains(text, "nearest: audit.phase, audit.phases, ") {
+			t.Errorf("%s: %q, want %q", tc.expect, text, tc.want)
 		}
 	}
 }

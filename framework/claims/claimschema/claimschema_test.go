@@ -128,3 +128,19 @@ func TestSchemaRefuses(t *testing.T) {
 		}
 	}
 }
+
+// The schema has the fields the loader accepts: open, withinClaimed and
+// anyMatches (a pattern or an object of patterns).
+func TestSchemaAcceptsNewFields(t *testing.T) {
+	s := compile(t)
+	const file = "apiVersion: kubeproof.io/v1alpha1\nkind: Claims\ndocument: {file: d.txt, title: t}\nclaims:\n" +
+		"- {id: A-OPEN, section: s, quote: q, statement: s, component: c, kind: behaviour, open: no spec yet}\n" +
+		"- {id: A-TIME, section: s, quote: q, statement: s, component: c, kind: timing, specs: [x-y], claimed: 2s, expect: [{evidence: e, withinClaimed: true}]}\n" +
+		"- {id: A-ANY, section: s, quote: q, statement: s, component: c, kind: behaviour, specs: [x-y], expect: [{evidence: e, anyMatches: '^a'}, {evidence: f, anyMatches: {verb: create}}]}\n"
+	if err := validate(s, []byte(file)); err != nil {
+		t.Errorf("a file with open, withinClaimed and anyMatches: %v", err)
+	}
+	if err := validate(s, []byte(strings.Replace(file, "withinClaimed: true", "withinClaimed: yes please", 1))); err == nil {
+		t.Error("withinClaimed that is not a boolean: valid")
+	}
+}

@@ -113,6 +113,13 @@ func TestExpectations(t *testing.T) {
 		{claims.Expectation{AtLeast: f(100), AtMost: f(500)}, float64(30), false},
 		{claims.Expectation{AtLeast: f(100), AtMost: f(500)}, float64(300), true},
 		{claims.Expectation{AtLeast: f(1)}, "1", false},
+		{claims.Expectation{AnyMatches: raw(`"^Ready$"`)}, []any{"Initialized", "Ready"}, true},
+		{claims.Expectation{AnyMatches: raw(`"^Ready$"`)}, []any{"NotReady"}, false},
+		{claims.Expectation{AnyMatches: raw(`"Ready"`)}, "Ready", false},
+		{claims.Expectation{AnyMatches: raw(`{"verb": "^(create|patch)$", "code": "^20[01]$"}`)}, []any{map[string]any{"verb": "get", "code": 200.0}, map[string]any{"verb": "create", "code": 201.0}}, true},
+		{claims.Expectation{AnyMatches: raw(`{"verb": "^create$", "code": "^201$"}`)}, []any{map[string]any{"verb": "create", "code": 409.0}, map[string]any{"verb": "get", "code": 201.0}}, false},
+		{claims.Expectation{AnyMatches: raw(`{"ok": "^true$"}`)}, []any{map[string]any{"ok": true}}, true},
+		{claims.Expectation{AnyMatches: raw(`{"missing": "."}`)}, []any{map[string]any{"ok": true}}, false},
 	}
 	for i, tc := range cases {
 		if got := holds(tc.e, tc.v); got != tc.want {
@@ -271,5 +278,34 @@ func TestTimingIsMeasured(t *testing.T) {
 	spec.Evidence["timing"].(map[string]any)["pulled"] = true
 	if r := judgeOne(t, "X-TIMING-PULLED", spec); r.Verdict != Faster {
 		t.Errorf("the fact holds, the number is below: %s (%s)", r.Verdict, r.Reason)
+	}
+}
+
+// A withinClaimed range is judged as the atLeast/atMost it stands for: "약
+// 10초" is 5000-15000 ms; the result keeps the claim as written.
+func TestWithinClaimed(t *testing.T) {
+	samples := func(median float64) SpecResult {
+		return SpecResult{ID: "flow", State: "passed", Evidence: map[string]any{"timing": map[string]any{
+			"pullMs": map[string]any{"n": 3.0, "median": median, "min": median, "max": median}}}}
+	}
+	for _, tc := range []struct {
+		median float64
+		want   Verdict
+	}{{4999, Faster}, {5000, Within}, {15000, Within}, {15001, Slower}} {
+		r := judgeOne(t, "X-TIMING-CLAIMED", samples(tc.median))
+		if r.Verdict != tc.want || !strings.Contains(r.Reason, "약 10초 (taken as 5000-15000)") {
+			t.Errorf("median %v: %s (%s), want %s", tc.median, r.Verdict, r.Reason, tc.want)
+		}
+		if e := r.Claim.Expect[0]; e.AtLeast != nil || e.AtMost != nil || !e.WithinClaimed {
+			t.Errorf("the result's claim is not as written: %+v", e)
+		}
+	}
+}
+
+// An open claim is open, with what check is missing, whatever ran.
+func TestOpenClaim(t *testing.T) {
+	r := judgeOne(t, "X-OPEN", SpecResult{ID: "flow", State: "passed"})
+	if r.Verdict != Open || r.Reason != "a spec that deletes a node and watches its Pods" {
+		t.Errorf("open claim: %s (%s)", r.Verdict, r.Reason)
 	}
 }

@@ -24,6 +24,9 @@ const (
 	NotCheckable Verdict = "not-checkable"
 	// NotTestable: no cluster can test the sentence.
 	NotTestable Verdict = "not-testable"
+	// Open: a cluster could test the sentence, but no check exists yet;
+	// the reason says what check is missing. Not a failure.
+	Open Verdict = "open"
 	// Error: the check could not run to the point of observing.
 	Error Verdict = "error"
 	// NotRun: none of the claim's specs ran (filtered out).
@@ -40,7 +43,7 @@ const (
 )
 
 // Verdicts in report order.
-var Verdicts = []Verdict{Confirmed, Refuted, Conditional, Within, Faster, Slower, NotCheckable, NotTestable, Error, NotRun}
+var Verdicts = []Verdict{Confirmed, Refuted, Conditional, Within, Faster, Slower, NotCheckable, NotTestable, Open, Error, NotRun}
 
 // Measured reports whether the verdict is one of a timing claim's
 // measurements (within, faster, slower).

@@ -102,7 +102,7 @@ func JUnit(w io.Writer, r Report, refutedFails bool) error {
 			case judge.Error:
 				c.Error = &junitProblem{Message: res.Reason, Type: string(judge.Error), Text: problemText(d, res)}
 				s.Errors++
-			case judge.NotCheckable, judge.NotTestable, judge.NotRun:
+			case judge.NotCheckable, judge.NotTestable, judge.Open, judge.NotRun:
 				c.Skipped = &junitSkipped{Message: string(res.Verdict) + ": " + res.Reason}
 				s.Skipped++
 			}

@@ -30,7 +30,7 @@ func TestJUnitOneCasePerClaim(t *testing.T) {
 	b := judge.SpecRef{ID: "spec-b", State: "passed", Seconds: 2.25}
 	r := Report{Documents: []DocumentResult{{File: "doc.txt", Title: "Doc", Claims: []judge.Result{
 		res("A", judge.Confirmed, a), res("B", judge.Refuted, a, b), res("C", judge.NotCheckable),
-		res("D", judge.Error, b), res("E", judge.NotTestable), res("F", judge.Conditional),
+		res("D", judge.Error, b), res("E", judge.NotTestable), res("F", judge.Conditional), res("G", judge.Open),
 	}}}}
 	for _, refutedFails := range []bool{false, true} {
 		var buf bytes.Buffer
@@ -45,10 +45,10 @@ func TestJUnitOneCasePerClaim(t *testing.T) {
 		if refutedFails {
 			wantFailures = 1
 		}
-		if got.Tests != 6 || got.Failures != wantFailures || got.Errors != 1 || got.Skipped != 2 || len(got.Suites) != 1 || len(got.Suites[0].Cases) != 6 {
+		if got.Tests != 7 || got.Failures != wantFailures || got.Errors != 1 || got.Skipped != 3 || len(got.Suites) != 1 || len(got.Suites[0].Cases) != 7 {
 			t.Fatalf("refutedFails=%t: tests %d failures %d errors %d skipped %d\n%s", refutedFails, got.Tests, got.Failures, got.Errors, got.Skipped, buf.String())
 		}
-		if s := got.Suites[0]; s.Failures != wantFailures || s.Errors != 1 || s.Skipped != 2 || s.Time != "3.750" || got.Time != "3.750" {
+		if s := got.Suites[0]; s.Failures != wantFailures || s.Errors != 1 || s.Skipped != 3 || s.Time != "3.750" || got.Time != "3.750" {
 			t.Errorf("suite %+v, all time %s", s, got.Time)
 		}
 		c := got.Suites[0].Cases
@@ -65,6 +65,10 @@ func TestJUnitOneCasePerClaim(t *testing.T) {
 		}
 		if c[2].Skipped == nil || c[2].Skipped.Message != "not-checkable: because C" || c[3].Error == nil || c[3].Error.Message != "because D" {
 			t.Errorf("not checkable %+v, error %+v", c[2], c[3])
+		}
+		// An open claim has no check yet: skipped, saying what is missing.
+		if c[6].Skipped == nil || c[6].Skipped.Message != "open: because G" || c[6].Failure != nil {
+			t.Errorf("open case %+v", c[6])
 		}
 	}
 }

@@ -64,6 +64,9 @@ const (
 var LineVerdicts = func() []string {
 	var out []string
 	for _, v := range judge.Verdicts {
+		if string(v) == LineOpen {
+			continue // an open claim's verdict is the open line's, listed below
+		}
 		out = append(out, string(v))
 		if v == judge.Refuted {
 			out = append(out, Mixed)
@@ -202,14 +205,15 @@ func decide(l *Line) {
 // decidedDiffer says the claims decided (confirmed, conditional, refuted,
 // or not testable whatever the cluster) do not all share one verdict. A
 // claim this run did not run, could not check on this cluster or got an
-// error on says nothing about the line yet, and a timing claim's
+// error on, or that is open (no check yet), says nothing about the line
+// yet, and a timing claim's
 // measurement (within, faster, slower) is a number beside the behaviour,
 // not a verdict on it: neither makes a line say more than one thing.
 func decidedDiffer(cs []LineClaim) bool {
 	var decided []LineClaim
 	for _, c := range cs {
 		switch c.Verdict {
-		case "", judge.NotRun, judge.NotCheckable, judge.Error, judge.Within, judge.Faster, judge.Slower:
+		case "", judge.NotRun, judge.NotCheckable, judge.Error, judge.Open, judge.Within, judge.Faster, judge.Slower:
 		default:
 			decided = append(decided, c)
 		}

@@ -18,6 +18,7 @@ var verdictMark = map[judge.Verdict]string{
 	judge.Slower:       "⏱️ slower than the document",
 	judge.NotCheckable: "⏭️ not checkable here",
 	judge.NotTestable:  "➖ not testable",
+	judge.Open:         "❔ open",
 	judge.Error:        "💥 error",
 	judge.NotRun:       "· not run",
 }

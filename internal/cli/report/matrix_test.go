@@ -32,7 +32,7 @@ func TestMatrixPutsDifferencesFirstWithBothSides(t *testing.T) {
 	if len(m.Runs) != 2 || m.Runs[0].Name != "local v1.36.3" || m.Runs[1].Name != "local v1.37.2" {
 		t.Fatalf("runs = %+v", m.Runs)
 	}
-	if len(m.Claims) != 3 || m.Claims[0].Claim.ID != "X-TIME" || !m.Claims[0].Differs || m.Claims[1].Differs {
+	if len(m.Claims) != 4 || m.Claims[0].Claim.ID != "X-TIME" || !m.Claims[0].Differs || m.Claims[1].Differs {
 		t.Fatalf("claims = %+v: want the differing X-TIME first", m.Claims)
 	}
 	dir := t.TempDir()

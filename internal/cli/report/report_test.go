@@ -24,6 +24,8 @@ func sample() Report {
 			Measurement:  &judge.Measurement{Evidence: "t.ms", Claimed: "100-500 ms", Low: at(100), High: at(500), Value: 3.6}},
 		{Claim: claims.Claim{ID: "X-OPINION", Document: "d.txt", Section: "s", Quote: "q", Statement: "st", Component: "none", Kind: claims.Behaviour, NotTestable: "opinion"},
 			Verdict: judge.NotTestable, Reason: "opinion"},
+		{Claim: claims.Claim{ID: "X-EVICT", Document: "d.txt", Section: "s", Quote: "q", Statement: "evicts", Component: "kube-controller-manager", Kind: claims.Behaviour, Open: "a spec that deletes a node"},
+			Verdict: judge.Open, Reason: "a spec that deletes a node"},
 		{Claim: claims.Claim{ID: "X-BIND", Document: "d.txt", Section: "s", Quote: "q", Statement: "binds", Component: "kube-scheduler", Kind: claims.Behaviour},
 			Verdict: judge.Refuted, Reason: "the cluster did otherwise: bound = false"},
 	}
@@ -48,7 +50,7 @@ func TestWriteAllFormats(t *testing.T) {
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.SchemaVersion != SchemaVersion || back.Summary["refuted"] != 1 || back.Summary["faster"] != 1 || back.Summary["not-testable"] != 1 || len(back.Specs) != 1 {
+	if back.SchemaVersion != SchemaVersion || back.Summary["refuted"] != 1 || back.Summary["faster"] != 1 || back.Summary["not-testable"] != 1 || back.Summary["open"] != 1 || len(back.Specs) != 1 {
 		t.Fatalf("claims.json: %+v", back)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "claims.md"))
@@ -59,8 +61,12 @@ func TestWriteAllFormats(t *testing.T) {
 	if !strings.Contains(string(md), "document: 100-500 ms") {
 		t.Errorf("claims.md lacks the document's number beside the measurement:\n%s", md)
 	}
+	// An open claim is reported as open, never as not testable.
+	if !strings.Contains(string(md), "| ❔ open | 1 |") || !strings.Contains(string(md), "a spec that deletes a node") {
+		t.Errorf("claims.md does not report the open claim as open:\n%s", md)
+	}
 	html, _ := os.ReadFile(filepath.Join(dir, "claims.html"))
-	for _, want := range []string{"<svg", "X-TIME", "measured: 3.6 ms"} {
+	for _, want := range []string{"<svg", "X-TIME", "measured: 3.6 ms", "X-EVICT", ">open<"} {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("claims.html lacks %q", want)
 		}
