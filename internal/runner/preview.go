@@ -28,8 +28,9 @@ type SelectedSpec struct {
 
 // PreviewSpecs asks the specs themselves which of them a run with this label
 // filter and focus would run: this binary as the spec runner with Ginkgo's
-// dry run, which walks the specs without running any (no cluster needed).
-func PreviewSpecs(ctx context.Context, labelFilter string, focus, skip []string) (run []SelectedSpec, total int, err error) {
+// dry run, which walks the specs without running any (no cluster needed);
+// the probes of probeFiles (claims files) are specs too.
+func PreviewSpecs(ctx context.Context, labelFilter string, focus, skip, probeFiles []string) (run []SelectedSpec, total int, err error) {
 	dir, err := os.MkdirTemp("", "kubeproof-preview-")
 	if err != nil {
 		return nil, 0, fmt.Errorf("preview the selection: %w", err)
@@ -49,6 +50,9 @@ func PreviewSpecs(ctx context.Context, labelFilter string, focus, skip []string)
 	}
 	for _, f := range skip {
 		args = append(args, "--ginkgo.skip="+f)
+	}
+	for _, f := range probeFiles {
+		args = append(args, "--kubeproof.claims-file="+f)
 	}
 	cmd := exec.CommandContext(ctx, specs, args...)
 	cmd.Dir, cmd.Stdout = dir, io.Discard
