@@ -143,18 +143,24 @@ func (o *objectObserver) waitFor(ctx context.Context, timeout time.Duration, w *
 }
 
 func (o *objectObserver) evidence() (any, error) {
-	events := o.rec.Events()
+	return history(o.rec.Events(), o.start, o.names, o.values), nil
+}
+
+// history is an object observer's evidence from the watch's events: every
+// version with the fields' values, and per field its distinct successive
+// values, when each began and the time between them.
+func history(events []observe.Event, start time.Time, names []string, values func(runtime.Object) map[string]any) map[string]any {
 	versions := []map[string]any{}
-	values := map[string][]any{}
+	distinct := map[string][]any{}
 	changes := map[string][]claims.Change{}
 	intervals := map[string][]float64{}
 	first, last := map[string]any{}, map[string]any{}
 	var deletedAt *float64
 	for i, e := range events {
-		at := ms(o.start, e.Received)
-		vals := o.values(e.Object)
+		at := ms(start, e.Received)
+		vals := values(e.Object)
 		v := map[string]any{"at": at, "type": string(e.Type)}
-		for _, name := range o.names {
+		for _, name := range names {
 			v[name] = vals[name]
 			ch := changes[name]
 			if len(ch) == 0 || !jsonEqual(ch[len(ch)-1].Value, vals[name]) {
@@ -162,7 +168,7 @@ func (o *objectObserver) evidence() (any, error) {
 					intervals[name] = append(intervals[name], at-ch[len(ch)-1].At)
 				}
 				changes[name] = append(ch, claims.Change{At: at, Value: vals[name]})
-				values[name] = append(values[name], vals[name])
+				distinct[name] = append(distinct[name], vals[name])
 			}
 		}
 		versions = append(versions, v)
@@ -174,12 +180,11 @@ func (o *objectObserver) evidence() (any, error) {
 			deletedAt = &at
 		}
 	}
-	out := map[string]any{
+	return map[string]any{
 		"versions": versions, "first": first, "last": last,
-		"values": nonNil(values, o.names), "changes": nonNil(changes, o.names), "intervals": nonNil(intervals, o.names),
+		"values": nonNil(distinct, names), "changes": nonNil(changes, names), "intervals": nonNil(intervals, names),
 		"deleted": deletedAt != nil, "deletedAt": deletedAt, "count": len(events),
 	}
-	return out, nil
 }
 
 // nonNil gives every field a list, empty when nothing was seen, so that a
