@@ -281,10 +281,15 @@ func maxTime(a, b time.Time) time.Time {
 
 // The Pod kubectl sent and the Pod the API server stored.
 type storedEvidence struct {
+	// SentContainers: the names of the containers in the Pod kubectl sent.
 	SentContainers []string `json:"sentContainers"`
-	Containers     []string `json:"containers"`
+	// Containers: the names of the stored Pod's containers.
+	Containers []string `json:"containers"`
+	// InitContainers: the names of the stored Pod's init containers.
 	InitContainers []string `json:"initContainers"`
-	DefaultedLabel string   `json:"defaultedLabel"`
+	// DefaultedLabel: the value of the label the defaulting webhook sets,
+	// on the stored Pod ("" if absent).
+	DefaultedLabel string `json:"defaultedLabel"`
 }
 
 // What the validating recorder received for the Pod.
