@@ -15,8 +15,9 @@ type Meaning struct {
 	Text string `json:"text"`
 	// From names the Go declaration the text is the doc comment of:
 	// "declaration scaleUp" (the DeclareEvidence call or its var), "type
-	// scaleUpEvidence", "field scaleUpEvidence.Ready". No line: a line
-	// that moves does not change what a path means.
+	// scaleUpEvidence", "field scaleUpEvidence.Ready" (whose comment may
+	// be that of the fields written with it, when it names the field). No
+	// line: a line that moves does not change what a path means.
 	From string `json:"from"`
 }
 

@@ -14,7 +14,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/internal/cli/evidencedoc"
@@ -177,7 +179,7 @@ func (s *source) file(fset *token.FileSet, pkgPath, file string, f *ast.File) {
 				}
 				key := pkgPath + "." + sp.Name.Name
 				s.types[key] = doc{text(c), "type " + pkg + "." + sp.Name.Name}
-				s.structFields(key, pkg+"."+sp.Name.Name, sp.Type)
+				s.structFields(fset, key, pkg+"."+sp.Name.Name, sp.Type)
 			case *ast.ValueSpec:
 				if gd.Tok != token.VAR || len(sp.Names) == 0 {
 					continue
@@ -201,7 +203,7 @@ func (s *source) file(fset *token.FileSet, pkgPath, file string, f *ast.File) {
 // structFields records the doc comments of the fields of the struct that
 // t is (or holds, for an anonymous one in a list, map or pointer), under
 // key and for readers under name.
-func (s *source) structFields(key, name string, t ast.Expr) {
+func (s *source) structFields(fset *token.FileSet, key, name string, t ast.Expr) {
 	for {
 		switch x := t.(type) {
 		case *ast.StarExpr:
@@ -220,10 +222,19 @@ func (s *source) structFields(key, name string, t ast.Expr) {
 	if !ok {
 		return
 	}
-	for _, fld := range st.Fields.List {
+	// shared is the comment of the block of fields (lines without a blank
+	// between) the field is in: "Attempts are the refused creates;
+	// IntervalsMs the time between them" documents both fields.
+	var shared *ast.CommentGroup
+	for i, fld := range st.Fields.List {
 		c := fld.Doc
 		if c == nil {
 			c = fld.Comment
+		}
+		if c != nil {
+			shared = c
+		} else if i > 0 && fset.Position(fld.Pos()).Line > fset.Position(st.Fields.List[i-1].End()).Line+1 {
+			shared = nil
 		}
 		names := fld.Names
 		if len(names) == 0 {
@@ -232,10 +243,24 @@ func (s *source) structFields(key, name string, t ast.Expr) {
 			continue
 		}
 		for _, n := range names {
-			s.fields[key+"."+n.Name] = doc{text(c), "field " + name + "." + n.Name}
-			s.structFields(key+"."+n.Name, name+"."+n.Name, fld.Type)
+			d := doc{text(c), "field " + name + "." + n.Name}
+			if c == nil && mentions(shared, n.Name) {
+				d.text = text(shared)
+			}
+			s.fields[key+"."+n.Name] = d
+			s.structFields(fset, key+"."+n.Name, name+"."+n.Name, fld.Type)
 		}
 	}
+}
+
+// mentions reports whether comment c names the field name, as a word.
+func mentions(c *ast.CommentGroup, name string) bool {
+	if c == nil {
+		return false
+	}
+	return slices.Contains(strings.FieldsFunc(c.Text(), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_'
+	}), name)
 }
 
 // text is a doc comment as one line.
