@@ -120,6 +120,8 @@ type kubectlRequestsEvidence struct {
 // How kubectl authenticates a request when it is given a token (here a
 // ServiceAccount token with --token): the header it sends, from -v=9.
 type kubectlWithTokenEvidence struct {
+	// Authorization is the Authorization header's scheme kubectl get --token
+	// sent (e.g. Bearer).
 	Authorization string `json:"authorization"`
 }
 

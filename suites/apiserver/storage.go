@@ -277,6 +277,7 @@ type createdEvidence struct {
 	ReadableAtOnce bool `json:"readableAtOnce"`
 }
 
+// The created ConfigMap's resourceVersion beside its etcd revision.
 type resourceVersionEvidence struct {
 	// ResourceVersion is the created ConfigMap's resourceVersion, as the
 	// response states it.
@@ -299,7 +300,6 @@ type etcdObjectEvidence struct {
 	Encoding string `json:"encoding"`
 }
 
-// What etcd does with a client that presents no certificate.
 // etcd asked by kubeproof's own client, with a client certificate of
 // etcd's CA: a client that is not kube-apiserver.
 type etcdOtherClientEvidence struct {
@@ -309,6 +309,7 @@ type etcdOtherClientEvidence struct {
 	Outcome string `json:"outcome"`
 }
 
+// What etcd does with a client that presents no certificate.
 type etcdWithoutCertificateEvidence struct {
 	// Refused: etcd ended the connection with a TLS alert about the
 	// missing certificate.
@@ -317,6 +318,7 @@ type etcdWithoutCertificateEvidence struct {
 	Outcome string `json:"outcome"`
 }
 
+// The status codes of GETs of the documented resource paths.
 type pathsEvidence struct {
 	// Core, Apps and Batch are the status codes of a GET of Pods under
 	// /api/v1, Deployments under /apis/apps/v1 and Jobs under /apis/batch/v1

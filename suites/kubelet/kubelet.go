@@ -349,9 +349,13 @@ type volumeGateEvidence struct {
 	// While the kubelet reported FailedMount: the Pod's IP, its
 	// PodReadyToStartContainers condition (True once the sandbox and its
 	// network are up), and whether the runtime had any container of it.
-	PodIPWhileWaiting          string `json:"podIPWhileWaiting"`
-	SandboxReadyWhileWaiting   string `json:"sandboxReadyWhileWaiting"`
-	RuntimeSandboxWhileWaiting *bool  `json:"runtimeSandboxWhileWaiting,omitempty"`
+	PodIPWhileWaiting string `json:"podIPWhileWaiting"`
+	// SandboxReadyWhileWaiting is the status of the PodReadyToStartContainers
+	// condition then ("" without it).
+	SandboxReadyWhileWaiting string `json:"sandboxReadyWhileWaiting"`
+	// RuntimeSandboxWhileWaiting: the runtime had a container of the Pod
+	// then; absent when the runtime could not be asked.
+	RuntimeSandboxWhileWaiting *bool `json:"runtimeSandboxWhileWaiting,omitempty"`
 	// NetworkWhileVolumeMissing: any of those shows a sandbox or network.
 	NetworkWhileVolumeMissing bool `json:"networkWhileVolumeMissing"`
 	// RanOnceMounted: the Pod was Running within Timeout.PodStart once the

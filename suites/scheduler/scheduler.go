@@ -311,6 +311,7 @@ type unschedulablePod struct {
 	BoundTo string `json:"boundTo"`
 }
 
+// Four Pods no (simulated) node fits, each for one cause.
 type unschedulableEvidence struct {
 	// TooMuchCPU, TooMuchMemory, NoMatchingNode and UntoleratedTaint are the
 	// Pods asking for more CPU or memory than a node has, for a node label

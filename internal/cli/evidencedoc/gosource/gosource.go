@@ -222,19 +222,24 @@ func (s *source) structFields(fset *token.FileSet, key, name string, t ast.Expr)
 	if !ok {
 		return
 	}
-	// shared is the comment of the block of fields (lines without a blank
-	// between) the field is in: "Attempts are the refused creates;
+	// block are the comments of the block of fields (lines without a
+	// blank between) the field is in: "Attempts are the refused creates;
 	// IntervalsMs the time between them" documents both fields.
-	var shared *ast.CommentGroup
+	var block []*ast.CommentGroup
 	for i, fld := range st.Fields.List {
 		c := fld.Doc
 		if c == nil {
 			c = fld.Comment
 		}
+		start := fld.Pos()
+		if fld.Doc != nil {
+			start = fld.Doc.Pos()
+		}
+		if i > 0 && fset.Position(start).Line > fset.Position(st.Fields.List[i-1].End()).Line+1 {
+			block = nil
+		}
 		if c != nil {
-			shared = c
-		} else if i > 0 && fset.Position(fld.Pos()).Line > fset.Position(st.Fields.List[i-1].End()).Line+1 {
-			shared = nil
+			block = append(block, c)
 		}
 		names := fld.Names
 		if len(names) == 0 {
@@ -244,8 +249,10 @@ func (s *source) structFields(fset *token.FileSet, key, name string, t ast.Expr)
 		}
 		for _, n := range names {
 			d := doc{text(c), "field " + name + "." + n.Name}
-			if c == nil && mentions(shared, n.Name) {
-				d.text = text(shared)
+			if c == nil {
+				if i := slices.IndexFunc(block, func(c *ast.CommentGroup) bool { return mentions(c, n.Name) }); i >= 0 {
+					d.text = text(block[i])
+				}
 			}
 			s.fields[key+"."+n.Name] = d
 			s.structFields(fset, key+"."+n.Name, name+"."+n.Name, fld.Type)
