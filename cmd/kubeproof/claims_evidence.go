@@ -22,7 +22,7 @@ type evidenceFlags struct {
 
 func (e *evidenceFlags) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.BoolVar(&e.on, "evidence", false, "list every evidence path each spec records (what a claims file's expect: names): its type, meaning and the capabilities the claims that read it need")
+	f.BoolVar(&e.on, "evidence", false, "list every evidence path each spec records (what a claims file's expect: names): its type, meaning, and the capabilities its spec and the claims that read it require")
 	f.StringVar(&e.reportDir, "report-dir", "", "with --evidence: a run's report directory, for the value each path had")
 	addOutputFlag(cmd, &e.output)
 }
@@ -46,7 +46,7 @@ func (e *evidenceFlags) print(w io.Writer) error {
 }
 
 func (e *evidenceFlags) build() (evidencedoc.Document, error) {
-	meanings, err := evidencedoc.Builtin()
+	src, err := evidencedoc.Builtin()
 	if err != nil {
 		return evidencedoc.Document{}, err
 	}
@@ -54,7 +54,7 @@ func (e *evidenceFlags) build() (evidencedoc.Document, error) {
 	if err != nil {
 		return evidencedoc.Document{}, err
 	}
-	in := evidencedoc.Input{Decls: framework.DeclaredEvidence(), Meanings: meanings, Catalog: cat, ReportDir: e.reportDir}
+	in := evidencedoc.Input{Decls: framework.DeclaredEvidence(), Meanings: src.Meanings, SpecNeeds: src.Specs, Catalog: cat, ReportDir: e.reportDir}
 	if e.reportDir != "" {
 		if in.Examples, err = evidencedoc.ReadExamples(e.reportDir); err != nil {
 			return evidencedoc.Document{}, exitcode.Errorf(exitcode.Usage, "--report-dir: %v", err)

@@ -38,6 +38,12 @@ type Path struct {
 	// none is written; MeaningFrom names that declaration.
 	Meaning     string `json:"meaning"`
 	MeaningFrom string `json:"meaningFrom,omitempty"`
+	// SpecRequires are the capabilities the recording spec's code
+	// requires (it is skipped without them); SpecUses those it checks for
+	// and does without, recording less. Both are read from the spec's
+	// source, for the spec as a whole: not what this path needs.
+	SpecRequires []cluster.Capability `json:"specRequires"`
+	SpecUses     []cluster.Capability `json:"specUses"`
 	// Claims are the built-in claims that read the path, the object that
 	// holds it, or a path within it; ClaimsRequire is the union of their
 	// requires: (the capabilities without which they are not checkable).
@@ -58,6 +64,9 @@ type Input struct {
 	// whatever else declares claims.EvidenceDecl).
 	Decls    []claims.EvidenceDecl
 	Meanings Meanings
+	// SpecNeeds are the capabilities each spec's code checks for, by spec
+	// ID; a spec without an entry shows none.
+	SpecNeeds map[string]SpecNeeds
 	// Catalog is the claims whose reads and requires: are shown; nil for
 	// none.
 	Catalog *claims.Catalog
@@ -74,7 +83,8 @@ func Build(in Input) Document {
 	for _, d := range in.Decls {
 		for _, n := range Expand(d.Name, d.Type) {
 			p := Path{Spec: d.Spec, Path: n.Path, Evidence: d.Name, Type: JSONType(n.Type), Source: d.Source,
-				Claims: []string{}, ClaimsRequire: []cluster.Capability{}}
+				Claims: []string{}, ClaimsRequire: []cluster.Capability{},
+				SpecRequires: orEmpty(in.SpecNeeds[d.Spec].Requires), SpecUses: orEmpty(in.SpecNeeds[d.Spec].Uses)}
 			if m, ok := in.Meanings[d.Spec][n.Path]; ok {
 				p.Meaning, p.MeaningFrom = m.Text, m.From
 			}
@@ -105,6 +115,14 @@ func Build(in Input) Document {
 		return cmp.Or(strings.Compare(a.Spec, b.Spec), strings.Compare(a.Path, b.Path))
 	})
 	return doc
+}
+
+// orEmpty is cs, or an empty list for JSON's [] instead of null.
+func orEmpty(cs []cluster.Capability) []cluster.Capability {
+	if cs == nil {
+		return []cluster.Capability{}
+	}
+	return slices.Clone(cs)
 }
 
 // read is an evidence path a claim reads from a spec.

@@ -3,6 +3,7 @@ package evidencedoc
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -39,6 +40,7 @@ func fakeInput(t *testing.T) Input {
 			{ID: "C-OTHER-SPEC", Specs: []string{"other"}, Requires: []cluster.Capability{cluster.NodeExec},
 				Expect: []claims.Expectation{{Evidence: "events.reasons"}}},
 		}},
+		SpecNeeds: map[string]SpecNeeds{"pod-events": {Requires: []cluster.Capability{cluster.NodeExec}, Uses: []cluster.Capability{cluster.AuditLog}}},
 		Examples:  ex,
 		ReportDir: "testdata",
 	}
@@ -109,11 +111,12 @@ func TestDocumentJSON(t *testing.T) {
 		t.Fatalf("schema %q, %d paths", doc.SchemaVersion, len(doc.Paths))
 	}
 	for _, p := range doc.Paths {
-		if p["type"] == "" || p["claims"] == nil || p["claimsRequire"] == nil {
+		if p["type"] == "" || p["claims"] == nil || p["claimsRequire"] == nil || p["specUses"] == nil {
 			t.Errorf("%v: no type, or a null list", p)
 		}
 	}
-	if p := doc.Paths[0]; p["path"] != "events" || p["meaning"] != "The Pod's events. In order." {
+	if p := doc.Paths[0]; p["path"] != "events" || p["meaning"] != "The Pod's events. In order." ||
+		fmt.Sprint(p["specRequires"]) != "[NodeExec]" || fmt.Sprint(p["specUses"]) != "[AuditLog]" {
 		t.Errorf("first path %v", p)
 	}
 }
@@ -125,9 +128,22 @@ func TestTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"EXAMPLE", "The Pod's events.  ", `["Scheduled","Pulled"]`, "AuditLog,EtcdAccess"} {
+	for _, want := range []string{"SPEC REQUIRES", "EXAMPLE", "The Pod's events.  ", `["Scheduled","Pulled"]`, "NodeExec", "AuditLog,EtcdAccess"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestFirstSentence(t *testing.T) {
+	for in, want := range map[string]string{
+		"One. Two.":                      "One.",
+		"The scheme (e.g. Bearer). More": "The scheme (e.g. Bearer).",
+		"No end":                         "No end",
+		"Ends i.e. here":                 "Ends i.e. here",
+	} {
+		if got := firstSentence(in); got != want {
+			t.Errorf("firstSentence(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

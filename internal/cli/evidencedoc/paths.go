@@ -1,8 +1,8 @@
 // Package evidencedoc explains the evidence specs record, path by path: its
 // type in JSON terms, what it means (from the Go doc comments, extracted
-// at generate time into meanings.json, which the binary embeds), the
-// capabilities the claims that read it require, and example values from a
-// run's report. It works on claims.EvidenceDecl, so evidence declared
+// at generate time into source.json, which the binary embeds), the
+// capabilities the recording spec's code checks for and those the claims
+// that read it require, and example values from a run's report. It works on claims.EvidenceDecl, so evidence declared
 // elsewhere than in the suites (a claims file's probes) is explained the
 // same way once its meanings are given.
 //
@@ -10,7 +10,7 @@
 // generated from it.
 package evidencedoc
 
-//go:generate go run ./gen meanings.json ../../../docs/evidence.md
+//go:generate go run ./gen source.json ../../../docs/evidence.md
 
 import (
 	"encoding/json"

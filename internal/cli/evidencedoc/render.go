@@ -23,13 +23,14 @@ const meaningWidth = 80
 // example column when the document has examples from a run.
 func WriteTable(w io.Writer, doc Document) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	head := "SPEC\tPATH\tTYPE\tMEANING\tCAPABILITY (NEEDED BY ITS CLAIMS)"
+	head := "SPEC\tPATH\tTYPE\tMEANING\tSPEC REQUIRES\tITS CLAIMS REQUIRE"
 	if doc.ReportDir != "" {
 		head += "\tEXAMPLE"
 	}
 	fmt.Fprintln(tw, head)
 	for _, p := range doc.Paths {
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", p.Spec, p.Path, p.Type, cut(firstSentence(p.Meaning), meaningWidth), capabilities(p.ClaimsRequire))
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", p.Spec, p.Path, p.Type, cut(firstSentence(p.Meaning), meaningWidth),
+			capabilities(p.SpecRequires), capabilities(p.ClaimsRequire))
 		if doc.ReportDir != "" {
 			line += "\t" + cut(string(p.Example), exampleWidth)
 		}
@@ -68,10 +69,15 @@ field names; `+"`0`"+` stands for any list index and `+"`{key}`"+` for any map k
 - **Meaning** is the doc comment of the Go declaration the path comes from: the evidence's
   declaration or type for the name itself, the struct field for a path below it (blank where
   none is written yet).
-- **Needed by its claims** are the capabilities (`+"`requires:`"+`) of the built-in claims that
-  read the path, the object holding it, or a path within it: those claims are not checkable
+- **Its claims require** the capabilities (`+"`requires:`"+`) of the built-in claims that read
+  the path, the object holding it, or a path within it: those claims are not checkable
   without them. It is not what the spec needs to record the path; blank where no claim that
   reads it requires one, or no claim reads it.
+- Under each spec's heading, what its code checks for, read from the source (its `+"`It`"+` and,
+  by name, the functions and methods it calls): the capabilities it **requires**
+  (`+"`f.Require`"+`, `+"`f.Disturbs`"+`: skipped without them) and those it **uses** when the cluster has
+  them (`+"`f.Cluster.Has`"+`, `+"`f.AuditLog`"+`, `+"`f.Etcd`"+`...: without them it records less, or marks
+  evidence unobservable).
 
 `+"`kubeproof claims specs --evidence`"+` prints the same (`+"`--report-dir DIR`"+` adds a run's values,
 `+"`-o json`"+` is `+"`%s`"+`, [ci.md](ci.md)).
@@ -89,8 +95,14 @@ field names; `+"`0`"+` stands for any list index and `+"`{key}`"+` for any map k
 		if n := names[spec]; n != "" {
 			fmt.Fprintf(&b, "%s  \n", mdCell(n))
 		}
-		fmt.Fprintf(&b, "Declared in %s.\n\n", strings.Join(quoteAll(files), ", "))
-		b.WriteString("| Path | Type | Meaning | Needed by its claims |\n|---|---|---|---|\n")
+		fmt.Fprintf(&b, "Declared in %s.", strings.Join(quoteAll(files), ", "))
+		for _, p := range doc.Paths {
+			if p.Spec == spec {
+				fmt.Fprintf(&b, " Requires: %s. Uses: %s.", none(p.SpecRequires), none(p.SpecUses))
+				break
+			}
+		}
+		b.WriteString("\n\n| Path | Type | Meaning | Its claims require |\n|---|---|---|---|\n")
 		for _, p := range doc.Paths {
 			if p.Spec == spec {
 				fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", p.Path, p.Type, mdCell(p.Meaning), strings.Trim(capabilities(p.ClaimsRequire), "-"))
@@ -98,6 +110,14 @@ field names; `+"`0`"+` stands for any list index and `+"`{key}`"+` for any map k
 		}
 	}
 	return b.Bytes()
+}
+
+// none is cs for prose: "none" when empty.
+func none(cs []cluster.Capability) string {
+	if len(cs) == 0 {
+		return "none"
+	}
+	return strings.ReplaceAll(capabilities(cs), ",", ", ")
 }
 
 func quoteAll(ss []string) []string {
@@ -122,12 +142,20 @@ func capabilities(cs []cluster.Capability) string {
 	return strings.Join(out, ",")
 }
 
-// firstSentence is s up to the end of its first sentence.
+// firstSentence is s up to the end of its first sentence (an "e.g." or
+// "i.e." does not end one).
 func firstSentence(s string) string {
-	if i := strings.Index(s, ". "); i >= 0 {
-		return s[:i+1]
+	for i := 0; ; {
+		j := strings.Index(s[i:], ". ")
+		if j < 0 {
+			return s
+		}
+		end := i + j
+		if !strings.HasSuffix(s[:end], "e.g") && !strings.HasSuffix(s[:end], "i.e") {
+			return s[:end+1]
+		}
+		i = end + 2
 	}
-	return s
 }
 
 // cut shortens s to n runes, marking the cut.

@@ -1,6 +1,7 @@
-// Command gen writes the evidence meanings and docs/evidence.md (go
-// generate in internal/cli/evidencedoc): gen MEANINGS DOC, run in that
-// package's directory. It carries every suite, to know their evidence.
+// Command gen writes what the suites' source says of their evidence
+// (source.json) and docs/evidence.md (go generate in
+// internal/cli/evidencedoc): gen SOURCE DOC, run in that package's
+// directory. It carries every suite, to know their evidence and specs.
 package main
 
 import (
@@ -16,7 +17,7 @@ import (
 
 func main() {
 	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: gen MEANINGS DOC")
+		fmt.Fprintln(os.Stderr, "usage: gen SOURCE DOC")
 		os.Exit(2)
 	}
 	if err := run(os.Args[1], os.Args[2]); err != nil {
@@ -25,30 +26,21 @@ func main() {
 	}
 }
 
-func run(meaningsFile, docFile string) error {
+func run(sourceFile, docFile string) error {
 	cat, err := claims.LoadAt(fixtures.Claims(), fixtures.ClaimsDir)
 	if err != nil {
 		return fmt.Errorf("load the built-in claims: %w", err)
 	}
 	// go generate runs in the package's directory, three below the root.
-	meanings, md, err := gosource.Generate("../../..", framework.DeclaredEvidence(), cat, SpecNames())
+	source, md, err := gosource.Generate("../../..", framework.DeclaredEvidence(), cat, framework.ListSpecs())
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(meaningsFile, meanings, 0o644); err != nil {
-		return fmt.Errorf("write the evidence meanings: %w", err)
+	if err := os.WriteFile(sourceFile, source, 0o644); err != nil {
+		return fmt.Errorf("write what the source says of the evidence: %w", err)
 	}
 	if err := os.WriteFile(docFile, md, 0o644); err != nil {
 		return fmt.Errorf("write the evidence page: %w", err)
 	}
 	return nil
-}
-
-// SpecNames are the specs' texts by ID, for the page's headings.
-func SpecNames() map[string]string {
-	names := map[string]string{}
-	for _, s := range framework.ListSpecs() {
-		names[s.ID] = s.Name
-	}
-	return names
 }

@@ -1,7 +1,8 @@
-// Package gosource reads what evidence paths mean from the Go source that
-// declares them: the doc comment above a DeclareEvidence call (or its var,
-// or the evidence type's) for the evidence itself, each struct field's for
-// the paths below it. go generate runs it (../gen) into meanings.json,
+// Package gosource reads what the suites' Go source says about their
+// evidence: what each path means (the doc comment above a DeclareEvidence
+// call, or its var, or the evidence type's, for the evidence itself; each
+// struct field's for the paths below it) and the cluster capabilities each
+// spec's code checks for. go generate runs it (../gen) into source.json,
 // which the binary embeds, since the binary carries no source; a test
 // fails when that file, or docs/evidence.md, is not what it makes now.
 package gosource
@@ -24,21 +25,29 @@ import (
 
 const module = "github.com/kubeproof/kubeproof"
 
-// Generate returns the two generated files: meanings.json (the meanings of
-// decls, read from the source under root) and docs/evidence.md (decls
-// explained with those meanings, the requires: of cat's claims, and the
-// specs' texts in names).
-func Generate(root string, decls []claims.EvidenceDecl, cat *claims.Catalog, names map[string]string) (meanings, markdown []byte, err error) {
+// Generate returns the two generated files: source.json (the meanings of
+// decls' paths and the needs of specs, read from the source under root)
+// and docs/evidence.md (decls explained with those, the requires: of cat's
+// claims, and the specs' texts).
+func Generate(root string, decls []claims.EvidenceDecl, cat *claims.Catalog, specs []claims.SpecInfo) (source, markdown []byte, err error) {
 	m, err := Meanings(root, decls)
 	if err != nil {
 		return nil, nil, err
 	}
-	meanings, err = evidencedoc.EncodeMeanings(m)
+	needs, err := SpecNeeds(root, specs)
 	if err != nil {
 		return nil, nil, err
 	}
-	doc := evidencedoc.Build(evidencedoc.Input{Decls: decls, Meanings: m, Catalog: cat})
-	return meanings, evidencedoc.Markdown(doc, names), nil
+	source, err = evidencedoc.EncodeSource(evidencedoc.Source{Meanings: m, Specs: needs})
+	if err != nil {
+		return nil, nil, err
+	}
+	names := map[string]string{}
+	for _, s := range specs {
+		names[s.ID] = s.Name
+	}
+	doc := evidencedoc.Build(evidencedoc.Input{Decls: decls, Meanings: m, SpecNeeds: needs, Catalog: cat})
+	return source, evidencedoc.Markdown(doc, names), nil
 }
 
 // Meanings reads the meaning of every path of decls from the Go source

@@ -5,11 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/internal/cli/evidencedoc"
 	_ "github.com/kubeproof/kubeproof/suites"
 )
@@ -20,8 +22,8 @@ const root = "../../../.."
 
 // The generated files, relative to the root.
 const (
-	meaningsFile = "internal/cli/evidencedoc/meanings.json"
-	pageFile     = "docs/evidence.md"
+	sourceFile = "internal/cli/evidencedoc/source.json"
+	pageFile   = "docs/evidence.md"
 )
 
 // maxMissing is how many of the suites' evidence paths have no doc comment
@@ -29,28 +31,24 @@ const (
 // line on the struct field) rather than raise it.
 const maxMissing = 0
 
-func generate(t *testing.T) (meanings, page []byte) {
+func generate(t *testing.T) (source, page []byte) {
 	t.Helper()
 	cat, err := claims.LoadAt(fixtures.Claims(), fixtures.ClaimsDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := map[string]string{}
-	for _, s := range framework.ListSpecs() {
-		names[s.ID] = s.Name
-	}
-	meanings, page, err = Generate(root, framework.DeclaredEvidence(), cat, names)
+	source, page, err = Generate(root, framework.DeclaredEvidence(), cat, framework.ListSpecs())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return meanings, page
+	return source, page
 }
 
-// meanings.json and docs/evidence.md are what the source and the catalog
+// source.json and docs/evidence.md are what the source and the catalog
 // make now.
 func TestGeneratedFilesAreCurrent(t *testing.T) {
-	meanings, page := generate(t)
-	for file, want := range map[string][]byte{meaningsFile: meanings, pageFile: page} {
+	source, page := generate(t)
+	for file, want := range map[string][]byte{sourceFile: source, pageFile: page} {
 		got, err := os.ReadFile(filepath.Join(root, file))
 		if err != nil {
 			t.Fatal(err)
@@ -61,13 +59,13 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 	}
 }
 
-// The embedded meanings are the committed file's.
+// The embedded source is the committed file's.
 func TestBuiltinIsTheFile(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(root, meaningsFile))
+	data, err := os.ReadFile(filepath.Join(root, sourceFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := evidencedoc.DecodeMeanings(data)
+	want, err := evidencedoc.DecodeSource(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +74,7 @@ func TestBuiltinIsTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("the binary does not embed %s", meaningsFile)
+		t.Errorf("the binary does not embed %s", sourceFile)
 	}
 }
 
@@ -130,5 +128,44 @@ func TestMeaningSources(t *testing.T) {
 		if !ok || got.From != c.from || got.Text == "" {
 			t.Errorf("%s %s: %+v, want a meaning from %s", c.spec, c.path, got, c.from)
 		}
+	}
+}
+
+// What specs' code checks for: f.Require and f.Disturbs are requirements,
+// found in the It or in what it calls (StartAPIServer requires
+// ControlPlaneFlags); f.AuditLog, f.Etcd and f.Cluster.Has are uses.
+func TestSpecNeeds(t *testing.T) {
+	needs, err := SpecNeeds(root, framework.ListSpecs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for spec, want := range map[string]struct{ requires, uses []cluster.Capability }{
+		// f.Require(cluster.EtcdAccess) in the It.
+		"apiserver-storage": {requires: []cluster.Capability{cluster.EtcdAccess}},
+		// f.StartAPIServer, in package framework.
+		"apiserver-authorizers": {requires: []cluster.Capability{cluster.ControlPlaneFlags}},
+		// f.AuditLog() in the It, f.Etcd() in it too.
+		"podflow-create": {uses: []cluster.Capability{cluster.AuditLog, cluster.EtcdAccess}},
+		// f.Cluster.Has(cluster.NodeExec) in the It.
+		"network-pod-ips": {uses: []cluster.Capability{cluster.NodeExec}},
+	} {
+		got, ok := needs[spec]
+		if !ok {
+			t.Errorf("%s: no entry", spec)
+			continue
+		}
+		for _, c := range want.requires {
+			if !slices.Contains(got.Requires, c) {
+				t.Errorf("%s requires %v, not %s", spec, got.Requires, c)
+			}
+		}
+		for _, c := range want.uses {
+			if !slices.Contains(got.Uses, c) {
+				t.Errorf("%s uses %v, not %s", spec, got.Uses, c)
+			}
+		}
+	}
+	if len(needs) < 50 {
+		t.Errorf("needs of %d specs", len(needs))
 	}
 }
