@@ -175,10 +175,16 @@ func (f *Framework) Etcd() *etcd.Client {
 // samples there is no median (nil): a claim judged on it is not checkable,
 // never refuted by a zero nobody measured.
 type Samples struct {
-	Median *float64  `json:"median,omitempty"`
-	Min    *float64  `json:"min,omitempty"`
-	Max    *float64  `json:"max,omitempty"`
-	N      int       `json:"n"`
+	// Median of the values (the mean of the middle two for an even
+	// count); absent without values.
+	Median *float64 `json:"median,omitempty"`
+	// Min is the smallest value; absent without values.
+	Min *float64 `json:"min,omitempty"`
+	// Max is the largest value; absent without values.
+	Max *float64 `json:"max,omitempty"`
+	// N is how many values were measured.
+	N int `json:"n"`
+	// Values are the measurements, in the order they were taken.
 	Values []float64 `json:"values"`
 }
 

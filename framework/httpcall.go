@@ -26,9 +26,14 @@ type Response struct {
 // Answer is a response as evidence: the status code and, for errors, the
 // reason and message the API server gave.
 type Answer struct {
-	Code     int      `json:"code"`
-	Reason   string   `json:"reason"`
-	Message  string   `json:"message"`
+	// Code is the HTTP status code.
+	Code int `json:"code"`
+	// Reason is the Status reason of an error answer (e.g. Invalid,
+	// Forbidden).
+	Reason string `json:"reason"`
+	// Message is the Status message of an error answer.
+	Message string `json:"message"`
+	// Warnings are the Warning headers of the response.
 	Warnings []string `json:"warnings,omitempty"`
 }
 

@@ -15,7 +15,6 @@ import (
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/internal/cli/claimlint"
-	"github.com/kubeproof/kubeproof/internal/cli/judge"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 )
 
@@ -207,26 +206,34 @@ func newClaimsListCommand() *cobra.Command {
 }
 
 func newClaimsSpecsCommand() *cobra.Command {
-	var evidence bool
-	var reportDir string
+	var ev evidenceFlags
 	cmd := &cobra.Command{
 		Use:   "specs",
-		Short: "List the specs (their IDs for claims files) and the claims each checks; with --evidence, the evidence each records",
+		Short: "List the specs (their IDs for claims files) and the claims each checks; with --evidence, the evidence each records, explained",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-			if evidence {
-				return printEvidence(w, reportDir)
+			if ev.on || ev.output != "table" {
+				return ev.print(cmd.OutOrStdout())
 			}
+			if ev.reportDir != "" {
+				return exitcode.Errorf(exitcode.Usage, "--report-dir is for --evidence")
+			}
+			cat, err := ev.catalog()
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "SPEC\tCLAIMS\tDESCRIPTION")
 			for _, s := range framework.ListSpecs() {
 				fmt.Fprintf(w, "%s\t%d\t%s\n", s.ID, len(s.Claims), s.Name)
 			}
+			for _, p := range cat.Probes {
+				fmt.Fprintf(w, "%s\t%d\t%s (probe of %s)\n", p.ID, len(cat.ClaimsOf(p.ID)), p.Description, p.File)
+			}
 			return w.Flush()
 		},
 	}
-	cmd.Flags().BoolVar(&evidence, "evidence", false, "list every evidence path each spec records (what a claims file's expect: names)")
-	cmd.Flags().StringVar(&reportDir, "report-dir", "", "with --evidence: a run's report directory, for an example value of each path")
+	ev.addFlags(cmd)
 	return cmd
 }
 
@@ -330,78 +337,4 @@ func newClaimsNewCommand() *cobra.Command {
 	cmd.Flags().StringVar(&document, "document", "", "the document's file name (default: FILE's name with .md)")
 	cmd.Flags().StringVar(&title, "title", "", "the document's title")
 	return cmd
-}
-
-// evidencePaths lists, per spec, the evidence paths it records, with an
-// example value from the specs of a report's claims.json when one is given.
-func evidencePaths(reportDir string) (map[string][]string, map[string]any, error) {
-	examples := map[string]any{}
-	if reportDir != "" {
-		data, err := os.ReadFile(filepath.Join(reportDir, "claims.json"))
-		if err != nil {
-			return nil, nil, exitcode.Errorf(exitcode.Usage, "--report-dir: %v", err)
-		}
-		var rep struct {
-			Specs []judge.SpecResult `json:"specs"`
-		}
-		if err := json.Unmarshal(data, &rep); err != nil {
-			return nil, nil, exitcode.Errorf(exitcode.Usage, "--report-dir: claims.json: %v", err)
-		}
-		for _, s := range rep.Specs {
-			for name, v := range s.Evidence {
-				flatten(s.ID+"/"+name, v, examples)
-			}
-		}
-	}
-	out := map[string][]string{}
-	for _, d := range framework.DeclaredEvidence() {
-		out[d.Spec] = append(out[d.Spec], claims.Paths(d.Name, d.Type)...)
-	}
-	for s := range out {
-		slices.Sort(out[s])
-	}
-	return out, examples, nil
-}
-
-// flatten records the leaves of a decoded JSON value under dot-separated
-// paths (list elements by index).
-func flatten(path string, v any, into map[string]any) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			flatten(path+"."+k, e, into)
-		}
-	case []any:
-		if len(x) == 0 {
-			into[path] = x
-		}
-		for i, e := range x {
-			flatten(fmt.Sprintf("%s.%d", path, i), e, into)
-		}
-	default:
-		into[path] = x
-	}
-}
-
-// printEvidence writes the evidence table of `claims specs --evidence`.
-func printEvidence(w *tabwriter.Writer, reportDir string) error {
-	paths, examples, err := evidencePaths(reportDir)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(w, "SPEC\tEVIDENCE PATH\tEXAMPLE")
-	for _, s := range framework.ListSpecs() {
-		for _, p := range paths[s.ID] {
-			ex := ""
-			if v, ok := examples[s.ID+"/"+p]; ok {
-				b, _ := json.Marshal(v)
-				ex = string(b)
-				if len(ex) > 60 {
-					ex = ex[:57] + "..."
-				}
-			}
-			fmt.Fprintf(w, "%s\t%s\t%s\n", s.ID, p, ex)
-		}
-	}
-	return w.Flush()
 }

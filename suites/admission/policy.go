@@ -114,13 +114,19 @@ var _ = ginkgo.Describe("Admission policy: containers must have resource limits"
 
 // kubectl apply of one Pod.
 type kubectlApply struct {
+	// ExitCode, Stdout and Stderr are kubectl's exit code and output
+	// (trimmed, stderr generalized).
 	ExitCode int    `json:"exitCode"`
 	Stdout   string `json:"stdout"`
 	Stderr   string `json:"stderr"`
-	Stored   bool   `json:"stored"`
+	// Stored: the Pod existed afterwards.
+	Stored bool `json:"stored"`
 }
 
+// kubectl apply of a Pod the limits policy denies and of one it admits.
 type kubectlEvidence struct {
+	// NoLimits is the Pod without resource limits (which the policy denies);
+	// WithLimits the one with them.
 	NoLimits   kubectlApply `json:"no-limits"`
 	WithLimits kubectlApply `json:"with-limits"`
 }
@@ -128,22 +134,32 @@ type kubectlEvidence struct {
 // The denial's status, from a webhook that sets code 403 and one that sets
 // none.
 type denialEvidence struct {
+	// Code403 and Reason403 are the status code and reason of the denial by
+	// the webhook that sets code 403; CodeNone and ReasonNone those by the
+	// one that sets none.
 	Code403    int    `json:"code403"`
 	CodeNone   int    `json:"codeNone"`
 	Reason403  string `json:"reason403"`
 	ReasonNone string `json:"reasonNone"`
-	Message    string `json:"message"`
+	// Message is the Status message of the 403 denial.
+	Message string `json:"message"`
 	// DeniedByWebhook: both answers carry the webhook's own message.
 	DeniedByWebhook bool `json:"deniedByWebhook"`
 }
 
 // The same rule as a ValidatingAdmissionPolicy.
 type vapEvidence struct {
-	Code               int    `json:"code"`
-	Reason             string `json:"reason"`
-	Message            string `json:"message"`
-	DeniedByPolicy     bool   `json:"deniedByPolicy"`
-	AdmittedWithLimits int    `json:"admittedWithLimits"`
+	// Code, Reason and Message are the status code, reason and message
+	// (generalized) of the create of a Pod without limits.
+	Code    int    `json:"code"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+	// DeniedByPolicy: that message names a ValidatingAdmissionPolicy and
+	// carries the policy's message.
+	DeniedByPolicy bool `json:"deniedByPolicy"`
+	// AdmittedWithLimits is the status code of the create of a Pod with
+	// limits.
+	AdmittedWithLimits int `json:"admittedWithLimits"`
 }
 
 var (

@@ -203,44 +203,66 @@ func generalizeAll(f *framework.Framework, ss []string) []string {
 
 // A request without credentials: the answer and the user it names.
 type noCredentialsEvidence struct {
-	Code   int    `json:"code"`
+	// Code is the status code of a GET of Pods without credentials.
+	Code int `json:"code"`
+	// Reason is the answer's Status reason.
 	Reason string `json:"reason"`
-	User   string `json:"user"`
+	// User is the user its message names ("User \"x\" cannot ..."), "" if
+	// none.
+	User string `json:"user"`
 }
 
 // Who a credential authenticated as ("" and the error when it did not).
 type whoEvidence struct {
-	Username string   `json:"username"`
-	Groups   []string `json:"groups"`
-	Error    string   `json:"error,omitempty"`
+	// Username is the user a SelfSubjectReview with the credential returned,
+	// generalized where it holds the namespace.
+	Username string `json:"username"`
+	// Groups are that user's groups.
+	Groups []string `json:"groups"`
+	// Error is why the SelfSubjectReview failed, if it did.
+	Error string `json:"error,omitempty"`
 }
 
 // A ServiceAccount token from the TokenRequest API.
 type saTokenEvidence struct {
+	// JWTParts is how many dot-separated parts the token has (3 for a JWT).
 	JWTParts int `json:"jwtParts"`
 	whoEvidence
 }
 
 // The parts of the UserInfo authentication produced.
 type userInfoEvidence struct {
-	HasUsername bool     `json:"hasUsername"`
-	HasUID      bool     `json:"hasUID"`
-	GroupCount  int      `json:"groupCount"`
-	ExtraKeys   []string `json:"extraKeys"`
+	// HasUsername and HasUID: the ServiceAccount's UserInfo has a username
+	// and a UID.
+	HasUsername bool `json:"hasUsername"`
+	HasUID      bool `json:"hasUID"`
+	// GroupCount is how many groups it has.
+	GroupCount int `json:"groupCount"`
+	// ExtraKeys are the keys of its extra fields.
+	ExtraKeys []string `json:"extraKeys"`
 }
 
+// The ServiceAccount token checked through the TokenReview API.
 type tokenReviewEvidence struct {
-	Authenticated bool   `json:"authenticated"`
-	Username      string `json:"username"`
+	// Authenticated is the TokenReview's status.authenticated for the
+	// ServiceAccount token.
+	Authenticated bool `json:"authenticated"`
+	// Username is the user it names, generalized.
+	Username string `json:"username"`
 }
 
+// The ServiceAccount token's user as the audit log recorded it.
 type userInfoSeenEvidence struct {
+	// SameAsReview: the user the audit log has for the SelfSubjectReview
+	// (username, UID, groups, number of extra keys) is the one it returned.
 	SameAsReview bool `json:"sameAsReview"`
 }
 
 // A token only the harness's webhook authenticator knows.
 type webhookTokenEvidence struct {
 	whoEvidence
+	// AskedWebhook: the harness's webhook authenticator answered a
+	// TokenReview for the token.
 	AskedWebhook bool `json:"askedWebhook"`
 }
 

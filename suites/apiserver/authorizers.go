@@ -100,17 +100,27 @@ func abacPolicy(user, namespace string) []byte {
 // Requests on an API server whose authorizers are Node, ABAC, a webhook and
 // RBAC, and the same requests on the cluster's own API server.
 type authorizersEvidence struct {
+	// ABACReaderList is the ABAC policy's reader's list of ConfigMaps on the
+	// API server with the chain; ABACReaderListOnCluster the same on the
+	// cluster's; ABACReaderListAskedWebhook: the authorizer webhook was asked
+	// about it.
 	ABACReaderList             framework.Answer `json:"abacReaderList"`
 	ABACReaderListOnCluster    framework.Answer `json:"abacReaderListOnCluster"`
 	ABACReaderListAskedWebhook bool             `json:"abacReaderListAskedWebhook"`
 	// ABACReaderCreate: a write the read-only policy does not allow.
-	ABACReaderCreate              framework.Answer `json:"abacReaderCreate"`
-	ABACReaderCreateAskedWebhook  bool             `json:"abacReaderCreateAskedWebhook"`
+	ABACReaderCreate framework.Answer `json:"abacReaderCreate"`
+	// ABACReaderCreateAskedWebhook: the webhook was asked about that create.
+	ABACReaderCreateAskedWebhook bool `json:"abacReaderCreateAskedWebhook"`
+	// WebhookReaderList, WebhookReaderListOnCluster and
+	// WebhookReaderListAskedWebhook: the same for the user the webhook allows
+	// to read.
 	WebhookReaderList             framework.Answer `json:"webhookReaderList"`
 	WebhookReaderListOnCluster    framework.Answer `json:"webhookReaderListOnCluster"`
 	WebhookReaderListAskedWebhook bool             `json:"webhookReaderListAskedWebhook"`
-	NobodyList                    framework.Answer `json:"nobodyList"`
-	NobodyListAskedWebhook        bool             `json:"nobodyListAskedWebhook"`
+	// NobodyList and NobodyListAskedWebhook: the same for a user no
+	// authorizer allows, on the chain.
+	NobodyList             framework.Answer `json:"nobodyList"`
+	NobodyListAskedWebhook bool             `json:"nobodyListAskedWebhook"`
 }
 
 var authorizers = framework.DeclareEvidence[authorizersEvidence]("authorizers", specAuthorizers)

@@ -298,6 +298,7 @@ func podUsingSecret(name, secret, node string) *corev1.Pod {
 
 // kubectl apply of the seed's RBAC YAML.
 type seedYAMLEvidence struct {
+	// ExitCode, Stdout and Stderr are kubectl apply's, trimmed.
 	ExitCode int    `json:"exitCode"`
 	Stdout   string `json:"stdout"`
 	Stderr   string `json:"stderr"`
@@ -306,32 +307,48 @@ type seedYAMLEvidence struct {
 // How long the API server took to authorize by the new binding (Effective
 // false: not within Timeout.API).
 type bindingEffectiveEvidence struct {
-	Effective bool    `json:"effective"`
-	Ms        float64 `json:"ms"`
+	// Effective: a SubjectAccessReview allowed the create by RBAC within
+	// Timeout.API.
+	Effective bool `json:"effective"`
+	// Ms is the time from the apply to that answer (or to giving up).
+	Ms float64 `json:"ms"`
 }
 
 // The etcd requests the API server made for RBAC objects (Roles,
 // ClusterRoles and their bindings) while RBAC decided a few requests: the
 // least over several trials (etcdRequestsDuring).
 type rbacReadsEvidence struct {
+	// Decisions is how many SubjectAccessReviews RBAC decided (4).
 	Decisions int `json:"decisions"`
+	// EtcdReads is the API server's etcd get and list requests for RBAC
+	// objects meanwhile.
 	EtcdReads int `json:"etcdReads"`
-	Trials    int `json:"trials"`
+	// Trials is how many times that was measured.
+	Trials int `json:"trials"`
 }
 
 // What donghyun's requests got once the binding applied.
 type afterBindingEvidence struct {
+	// DefaultDeployments is the status code of donghyun's Deployment create
+	// in default.
 	DefaultDeployments int `json:"defaultDeployments"`
-	OtherNamespace     int `json:"otherNamespace"`
-	Pods               int `json:"pods"`
-	Secrets            int `json:"secrets"`
+	// OtherNamespace is that of a Deployment create in another namespace.
+	OtherNamespace int `json:"otherNamespace"`
+	// Pods is that of a Pod create in default.
+	Pods int `json:"pods"`
+	// Secrets is that of a list of Secrets in default.
+	Secrets int `json:"secrets"`
 }
 
 // SubjectAccessReviews of the same attributes, and the authorizer that
 // answered them.
 type subjectAccessReviewEvidence struct {
-	Allowed            map[string]bool `json:"allowed"`
-	AgreesWithRequests bool            `json:"agreesWithRequests"`
+	// Allowed is a SubjectAccessReview's answer for each of those requests'
+	// attributes, by the same keys.
+	Allowed map[string]bool `json:"allowed"`
+	// AgreesWithRequests: each answer matches the request's outcome (allowed
+	// when the code is below 300).
+	AgreesWithRequests bool `json:"agreesWithRequests"`
 	// AllowedBy is the allowing authorizer's reason ("RBAC: allowed by
 	// RoleBinding ...").
 	AllowedBy string `json:"allowedBy"`
@@ -339,19 +356,32 @@ type subjectAccessReviewEvidence struct {
 
 // What a node's credentials may do.
 type nodeAccessEvidence struct {
-	SecretOfMyPod       int    `json:"secretOfMyPod"`
-	SecretOfOtherPod    int    `json:"secretOfOtherPod"`
-	PodOnOtherNode      int    `json:"podOnOtherNode"`
-	PatchOtherNode      int    `json:"patchOtherNode"`
-	PatchOtherNodeMsg   string `json:"patchOtherNodeMsg"`
+	// SecretOfMyPod is the status code of the node's GET of the Secret a Pod
+	// bound to it uses.
+	SecretOfMyPod int `json:"secretOfMyPod"`
+	// SecretOfOtherPod is that of the Secret of a Pod bound to another node;
+	// SecretOfOtherPodMsg its message, generalized.
+	SecretOfOtherPod int `json:"secretOfOtherPod"`
+	// PodOnOtherNode is that of a GET of the Pod bound to another node.
+	PodOnOtherNode int `json:"podOnOtherNode"`
+	// PatchOtherNode is that of the node's label patch of another Node;
+	// PatchOtherNodeMsg its message, generalized.
+	PatchOtherNode    int    `json:"patchOtherNode"`
+	PatchOtherNodeMsg string `json:"patchOtherNodeMsg"`
+	// RestrictedLabel is that of the node setting a
+	// node-restriction.kubernetes.io/ label on itself; RestrictedLabelMsg its
+	// message, generalized.
 	RestrictedLabel     int    `json:"restrictedLabel"`
 	RestrictedLabelMsg  string `json:"restrictedLabelMsg"`
 	SecretOfOtherPodMsg string `json:"secretOfOtherPodMsg"`
 }
 
 var (
-	beforeBinding       = framework.DeclareEvidence[framework.Answer]("beforeBinding", specRBAC)
-	seedYAML            = framework.DeclareEvidence[seedYAMLEvidence]("seedYAML", specRBAC)
+	// donghyun's create of a Deployment in default, before the binding.
+	beforeBinding = framework.DeclareEvidence[framework.Answer]("beforeBinding", specRBAC)
+	seedYAML      = framework.DeclareEvidence[seedYAMLEvidence]("seedYAML", specRBAC)
+	// The change made to the seed's RoleBinding, recorded only when the API
+	// server refused it as printed.
 	correction          = framework.DeclareEvidence[string]("correction", specRBAC)
 	bindingEffective    = framework.DeclareEvidence[bindingEffectiveEvidence]("bindingEffective", specRBAC)
 	rbacReads           = framework.DeclareEvidence[rbacReadsEvidence]("rbacReads", specRBAC)

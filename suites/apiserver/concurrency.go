@@ -219,6 +219,7 @@ func rawWatch(ctx context.Context, cfg *rest.Config, path string) watchHTTPEvide
 
 // Two updates from the same resourceVersion.
 type conflictEvidence struct {
+	// ReadResourceVersion is the resourceVersion clients A and B read.
 	ReadResourceVersion string `json:"readResourceVersion"`
 	// WrittenResourceVersion is the one A's successful update returned;
 	// RVIncreased: it is a higher number than the one A read (etcd's
@@ -226,11 +227,15 @@ type conflictEvidence struct {
 	// nothing else was written in between).
 	WrittenResourceVersion string `json:"writtenResourceVersion"`
 	RVIncreased            bool   `json:"rvIncreased"`
-	RVStep                 int64  `json:"rvStep"`
-	FirstCode              int    `json:"firstCode"`
-	SecondCode             int    `json:"secondCode"`
-	Reason                 string `json:"reason"`
-	Message                string `json:"message"`
+	// RVStep is the written resourceVersion minus the read one.
+	RVStep int64 `json:"rvStep"`
+	// FirstCode and SecondCode are the status codes of A's update and then
+	// B's, both from that read.
+	FirstCode  int `json:"firstCode"`
+	SecondCode int `json:"secondCode"`
+	// Reason and Message are the Status reason and message of B's answer.
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
 	// UnconditionalCode: a third client's update from the same read, sent
 	// without a resourceVersion (no precondition); UnconditionalOverwrote:
 	// the stored object is then its, A's change gone.
@@ -238,32 +243,53 @@ type conflictEvidence struct {
 	UnconditionalOverwrote bool `json:"unconditionalOverwrote"`
 }
 
+// Client B retrying after its conflict, and a patch without a precondition.
 type retryEvidence struct {
-	Code                        int `json:"code"`
+	// Code is the status code of B's update after reading again.
+	Code int `json:"code"`
+	// PatchWithoutResourceVersion is the status code of a merge patch without
+	// a resourceVersion.
 	PatchWithoutResourceVersion int `json:"patchWithoutResourceVersion"`
 }
 
 // A watch resumed from an old resourceVersion: what it delivered within
 // its window.
+// A watch resumed from a resourceVersion five updates back.
 type resumeEvidence struct {
-	Written      int  `json:"written"`
-	Received     int  `json:"received"`
+	// Written is how many updates were made before the watch (5); Received
+	// how many MODIFIED events it delivered within Timeout.API.
+	Written  int `json:"written"`
+	Received int `json:"received"`
+	// InOrder: those events carry the updates' resourceVersions in the order
+	// written; AllDelivered: all of them.
 	InOrder      bool `json:"inOrder"`
 	AllDelivered bool `json:"allDelivered"`
 }
 
 // A watch read over plain HTTP/1.1: its framing and first event.
+// A watch opened over plain HTTP/1.1, as its first line shows it.
 type watchHTTPEvidence struct {
-	Code               int      `json:"code"`
-	Proto              string   `json:"proto"`
-	TransferEncoding   []string `json:"transferEncoding"`
-	FirstEventType     string   `json:"firstEventType"`
-	HasObject          bool     `json:"hasObject"`
-	StatusCode         int      `json:"statusCode"`
-	Reason             string   `json:"reason"`
-	Resumable          bool     `json:"resumable"`
-	FirstLineError     string   `json:"firstLineError,omitempty"`
-	DefaultClientProto string   `json:"defaultClientProto,omitempty"`
+	// Code, Proto and TransferEncoding are the watch response's status code,
+	// protocol and transfer encoding over HTTP/1.1.
+	Code             int      `json:"code"`
+	Proto            string   `json:"proto"`
+	TransferEncoding []string `json:"transferEncoding"`
+	// FirstEventType is the type of the stream's first event; HasObject: it
+	// carries an object.
+	FirstEventType string `json:"firstEventType"`
+	HasObject      bool   `json:"hasObject"`
+	// StatusCode and Reason are the Status code and reason of an ERROR event
+	// or a Status answer.
+	StatusCode int    `json:"statusCode"`
+	Reason     string `json:"reason"`
+	// Resumable: the answer was 200 and its first event not an ERROR.
+	Resumable bool `json:"resumable"`
+	// FirstLineError is why the stream's first line could not be read, if it
+	// could not.
+	FirstLineError string `json:"firstLineError,omitempty"`
+	// DefaultClientProto is the protocol a GET /version with the default
+	// client used.
+	DefaultClientProto string `json:"defaultClientProto,omitempty"`
 }
 
 var (

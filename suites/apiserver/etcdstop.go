@@ -172,15 +172,22 @@ func outcome(err error) string {
 
 // A create while etcd was stopped, and the same create once it was back.
 type etcdStoppedEvidence struct {
+	// WindowSeconds is how long each request while etcd was stopped waited
+	// for an answer.
 	WindowSeconds float64 `json:"windowSeconds"`
 	// WriteAccepted: the API server answered the create with success
 	// while etcd was stopped.
-	WriteAccepted bool    `json:"writeAccepted"`
-	WriteOutcome  string  `json:"writeOutcome"`
-	WriteMs       float64 `json:"writeMs"`
+	WriteAccepted bool `json:"writeAccepted"`
+	// WriteOutcome is how the create ended ("created", the Status reason and
+	// message, or no answer within the window); WriteMs how long it took.
+	WriteOutcome string  `json:"writeOutcome"`
+	WriteMs      float64 `json:"writeMs"`
 	// StoredWhileStopped: the object existed once etcd was back (the
 	// refused create had stored it after all).
-	StoredWhileStopped  bool    `json:"storedWhileStopped"`
+	StoredWhileStopped bool `json:"storedWhileStopped"`
+	// StoredAfterRestart: the create made again once etcd was back succeeded
+	// (tried only if the first left nothing); AfterRestartOutcome is how it
+	// ended; RecoveredAfterMs the time from the restart to that answer.
 	StoredAfterRestart  bool    `json:"storedAfterRestart"`
 	AfterRestartOutcome string  `json:"afterRestartOutcome"`
 	RecoveredAfterMs    float64 `json:"recoveredAfterMs"`
@@ -188,7 +195,9 @@ type etcdStoppedEvidence struct {
 	// server has) of an object stored before etcd stopped was answered
 	// while it was stopped; LatestReadServed: the same GET of the latest
 	// state (no resourceVersion). Each waited at most WindowSeconds.
-	CachedReadServed  bool   `json:"cachedReadServed"`
+	CachedReadServed bool `json:"cachedReadServed"`
+	// CachedReadOutcome and LatestReadOutcome are how those GETs ended
+	// ("served" or why not).
 	CachedReadOutcome string `json:"cachedReadOutcome"`
 	LatestReadServed  bool   `json:"latestReadServed"`
 	LatestReadOutcome string `json:"latestReadOutcome"`
@@ -196,11 +205,17 @@ type etcdStoppedEvidence struct {
 
 // Creates on a three-member etcd with one, then two members stopped.
 type etcdQuorumEvidence struct {
-	Members            int     `json:"members"`
-	WindowSeconds      float64 `json:"windowSeconds"`
+	// Members is how many etcd members the cluster has (3).
+	Members int `json:"members"`
+	// WindowSeconds is how long each create waited for an answer.
+	WindowSeconds float64 `json:"windowSeconds"`
+	// OneStoppedAccepted, OneStoppedOutcome and OneStoppedMs: a create with
+	// one member stopped succeeded, how it ended, how long it took.
 	OneStoppedAccepted bool    `json:"oneStoppedAccepted"`
 	OneStoppedOutcome  string  `json:"oneStoppedOutcome"`
 	OneStoppedMs       float64 `json:"oneStoppedMs"`
+	// TwoStoppedAccepted, TwoStoppedOutcome and TwoStoppedMs: the same with
+	// two members stopped.
 	TwoStoppedAccepted bool    `json:"twoStoppedAccepted"`
 	TwoStoppedOutcome  string  `json:"twoStoppedOutcome"`
 	TwoStoppedMs       float64 `json:"twoStoppedMs"`
@@ -209,7 +224,9 @@ type etcdQuorumEvidence struct {
 	TwoStoppedCommitted bool `json:"twoStoppedCommitted"`
 	// TwoStoppedStored: that create was found once the members were back
 	// (a leader's proposal is committed when a majority returns).
-	TwoStoppedStored    bool   `json:"twoStoppedStored"`
+	TwoStoppedStored bool `json:"twoStoppedStored"`
+	// StoredAfterRestart: a create succeeded within Timeout.API once all
+	// members were back; AfterRestartOutcome is how the last try ended.
 	StoredAfterRestart  bool   `json:"storedAfterRestart"`
 	AfterRestartOutcome string `json:"afterRestartOutcome"`
 }

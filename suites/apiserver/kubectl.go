@@ -92,27 +92,43 @@ func authorizationKind(h map[string]string) string {
 
 // kubectl's create request for the Deployment, from its own -v=9 log.
 type kubectlCreate struct {
-	Method        string `json:"method"`
-	Scheme        string `json:"scheme"`
-	Path          string `json:"path"`
-	ContentType   string `json:"contentType"`
-	BodyIsJSON    bool   `json:"bodyIsJSON"`
-	Status        string `json:"status"`
+	// Method, Scheme and Path are the request's method, URL scheme and path
+	// (generalized).
+	Method string `json:"method"`
+	Scheme string `json:"scheme"`
+	Path   string `json:"path"`
+	// ContentType is its Content-Type header; BodyIsJSON: its body is valid
+	// JSON.
+	ContentType string `json:"contentType"`
+	BodyIsJSON  bool   `json:"bodyIsJSON"`
+	// Status is the response status kubectl logged.
+	Status string `json:"status"`
+	// Authorization is the Authorization header's scheme (e.g. Bearer), or
+	// that there was none (a client certificate).
 	Authorization string `json:"authorization"`
 }
 
+// The requests kubectl apply -v=9 logged.
 type kubectlRequestsEvidence struct {
-	Sent   []string      `json:"sent"`
+	// Sent are the requests kubectl apply logged, "METHOD path -> status",
+	// discovery and OpenAPI aside.
+	Sent []string `json:"sent"`
+	// Create is its POST of the Deployment.
 	Create kubectlCreate `json:"create"`
 }
 
 // How kubectl authenticates a request when it is given a token (here a
 // ServiceAccount token with --token): the header it sends, from -v=9.
 type kubectlWithTokenEvidence struct {
+	// Authorization is the Authorization header's scheme kubectl get --token
+	// sent (e.g. Bearer).
 	Authorization string `json:"authorization"`
 }
 
+// kubectl's requests as the audit log recorded them.
 type auditedKubectlEvidence struct {
+	// Requests are kubectl's requests on Deployments in the audit log, "verb
+	// -> code".
 	Requests []string `json:"requests"`
 }
 

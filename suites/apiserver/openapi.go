@@ -93,16 +93,27 @@ func causedBy(r framework.Response, field string) bool {
 // refused: for a built-in kind (Pod) and for a custom resource whose
 // schema is ours.
 type openAPIEvidence struct {
-	IndexCode                  int  `json:"indexCode"`
-	ServedPodSpec              bool `json:"servedPodSpec"`
+	// IndexCode is the status code of GET /openapi/v3.
+	IndexCode int `json:"indexCode"`
+	// ServedPodSpec: the core group's OpenAPI v3 document has the PodSpec
+	// schema with properties.
+	ServedPodSpec bool `json:"servedPodSpec"`
+	// ContainersRequiredInSchema: that schema lists containers as required.
 	ContainersRequiredInSchema bool `json:"containersRequiredInSchema"`
 	// PortRangeInSchema: the served schema states a maximum for a
 	// container port.
-	PortRangeInSchema      bool             `json:"portRangeInSchema"`
-	MissingRequired        framework.Answer `json:"missingRequired"`
-	MissingRequiredRefused bool             `json:"missingRequiredRefused"`
-	PortOutOfRange         framework.Answer `json:"portOutOfRange"`
-	PortOutOfRangeRefused  bool             `json:"portOutOfRangeRefused"`
+	PortRangeInSchema bool `json:"portRangeInSchema"`
+	// MissingRequired is the answer to a Pod without containers (a dry run).
+	MissingRequired framework.Answer `json:"missingRequired"`
+	// MissingRequiredRefused: it was a 422 naming spec.containers among its
+	// causes.
+	MissingRequiredRefused bool `json:"missingRequiredRefused"`
+	// PortOutOfRange is the answer to a Pod with container port 70000 (a dry
+	// run).
+	PortOutOfRange framework.Answer `json:"portOutOfRange"`
+	// PortOutOfRangeRefused: it was a 422 naming that port's field among its
+	// causes.
+	PortOutOfRangeRefused bool `json:"portOutOfRangeRefused"`
 	// CustomRuleRefused: a custom resource that breaks its CRD's schema
 	// (spec.size above its maximum) was refused, naming the field.
 	CustomRuleRefused bool             `json:"customRuleRefused"`

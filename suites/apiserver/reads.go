@@ -155,9 +155,11 @@ type storageReadsEvidence struct {
 	EtcdGetsForGet    int `json:"etcdGetsForGet"`
 	EtcdGetsForGetRV0 int `json:"etcdGetsForGetRV0"`
 	// A merge PATCH: the etcd reads and writes it took.
-	EtcdGetsForPatch    int `json:"etcdGetsForPatch"`
+	EtcdGetsForPatch int `json:"etcdGetsForPatch"`
+	// EtcdUpdatesForPatch is the etcd writes that PATCH took.
 	EtcdUpdatesForPatch int `json:"etcdUpdatesForPatch"`
-	Trials              int `json:"trials"`
+	// Trials is how many times each was measured (the least counts are kept).
+	Trials int `json:"trials"`
 	// CacheCurrent: before every PATCH the watch cache held the last
 	// write (within Timeout.API).
 	CacheCurrent bool `json:"cacheCurrent"`
@@ -176,10 +178,13 @@ type etcdWriteEvidence struct {
 	Puts int `json:"puts"`
 	// ProposalsCommitted and ProposalsApplied: Raft proposals the member
 	// committed and applied.
-	ProposalsCommitted int  `json:"proposalsCommitted"`
-	ProposalsApplied   int  `json:"proposalsApplied"`
-	HasLeader          bool `json:"hasLeader"`
-	Trials             int  `json:"trials"`
+	ProposalsCommitted int `json:"proposalsCommitted"`
+	ProposalsApplied   int `json:"proposalsApplied"`
+	// HasLeader: etcd_server_has_leader is 1.
+	HasLeader bool `json:"hasLeader"`
+	// Trials is how many creates were measured (the least growth of each
+	// counter is kept).
+	Trials int `json:"trials"`
 }
 
 var (

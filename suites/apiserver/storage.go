@@ -263,35 +263,53 @@ func askEtcdWithoutCertificate(access *cluster.EtcdClient) etcdWithoutCertificat
 
 // A ConfigMap, read from etcd the moment its 201 arrived.
 type createdEvidence struct {
-	Code                 int  `json:"code"`
+	// Code is the HTTP status code of the ConfigMap's POST.
+	Code int `json:"code"`
+	// HasUID, HasResourceVersion and HasCreationTimestamp: the response's
+	// metadata has each set.
 	HasUID               bool `json:"hasUID"`
 	HasResourceVersion   bool `json:"hasResourceVersion"`
 	HasCreationTimestamp bool `json:"hasCreationTimestamp"`
-	InEtcdAt201          bool `json:"inEtcdAt201"`
-	ReadableAtOnce       bool `json:"readableAtOnce"`
+	// InEtcdAt201: etcd had the ConfigMap's key when read right after the
+	// response arrived.
+	InEtcdAt201 bool `json:"inEtcdAt201"`
+	// ReadableAtOnce: a GET right after that succeeded.
+	ReadableAtOnce bool `json:"readableAtOnce"`
 }
 
+// The created ConfigMap's resourceVersion beside its etcd revision.
 type resourceVersionEvidence struct {
+	// ResourceVersion is the created ConfigMap's resourceVersion, as the
+	// response states it.
 	ResourceVersion string `json:"resourceVersion"`
+	// EtcdModRevision is the mod revision of its key in etcd.
 	EtcdModRevision string `json:"etcdModRevision"`
-	Equal           bool   `json:"equal"`
+	// Equal: the key was found and the two are the same.
+	Equal bool `json:"equal"`
 }
 
 // An object as etcd holds it.
 type etcdObjectEvidence struct {
-	Exists   bool   `json:"exists"`
-	Key      string `json:"key"`
+	// Exists: etcd has the object's key.
+	Exists bool `json:"exists"`
+	// Key is that key, the namespace and name generalized ({namespace},
+	// {name}).
+	Key string `json:"key"`
+	// Encoding is how the value is encoded (as framework/etcd tells it from
+	// its first bytes).
 	Encoding string `json:"encoding"`
 }
 
-// What etcd does with a client that presents no certificate.
 // etcd asked by kubeproof's own client, with a client certificate of
 // etcd's CA: a client that is not kube-apiserver.
 type etcdOtherClientEvidence struct {
-	Answered bool   `json:"answered"`
-	Outcome  string `json:"outcome"`
+	// Answered: etcd answered the read of the namespace's key.
+	Answered bool `json:"answered"`
+	// Outcome is "answered", or the client's error.
+	Outcome string `json:"outcome"`
 }
 
+// What etcd does with a client that presents no certificate.
 type etcdWithoutCertificateEvidence struct {
 	// Refused: etcd ended the connection with a TLS alert about the
 	// missing certificate.
@@ -300,7 +318,11 @@ type etcdWithoutCertificateEvidence struct {
 	Outcome string `json:"outcome"`
 }
 
+// The status codes of GETs of the documented resource paths.
 type pathsEvidence struct {
+	// Core, Apps and Batch are the status codes of a GET of Pods under
+	// /api/v1, Deployments under /apis/apps/v1 and Jobs under /apis/batch/v1
+	// (the spec's namespace).
 	Core  int `json:"core"`
 	Apps  int `json:"apps"`
 	Batch int `json:"batch"`
@@ -315,19 +337,30 @@ type pathsEvidence struct {
 
 // What /api and /apis list.
 type discoveryEvidence struct {
+	// CoreVersions are the versions /api lists.
 	CoreVersions []string `json:"coreVersions"`
-	HasApps      bool     `json:"hasApps"`
-	HasBatch     bool     `json:"hasBatch"`
+	// HasApps and HasBatch: /apis lists the group.
+	HasApps  bool `json:"hasApps"`
+	HasBatch bool `json:"hasBatch"`
 }
 
 // A CustomResourceDefinition of our own, its discovery, path and storage.
 type crdEvidence struct {
-	Listed      bool   `json:"listed"`
-	CreateCode  int    `json:"createCode"`
+	// Listed: /apis lists the CRD's group once the CRD is established.
+	Listed bool `json:"listed"`
+	// CreateCode is the status code of the custom resource's POST.
+	CreateCode int `json:"createCode"`
+	// PathPattern is the custom resources' path, the group and namespace
+	// generalized.
 	PathPattern string `json:"pathPattern"`
-	EtcdKey     string `json:"etcdKey,omitempty"`
-	EtcdExists  bool   `json:"etcdExists"`
-	Encoding    string `json:"encoding,omitempty"`
+	// EtcdKey is the custom resource's key in etcd, generalized; absent
+	// without etcd access or key.
+	EtcdKey string `json:"etcdKey,omitempty"`
+	// EtcdExists: etcd has that key (false without etcd access).
+	EtcdExists bool `json:"etcdExists"`
+	// Encoding is how its value is encoded; absent without etcd access or
+	// key.
+	Encoding string `json:"encoding,omitempty"`
 }
 
 var (

@@ -160,54 +160,80 @@ type invalidEvidence struct {
 	// RejectedByValidation: refused as invalid (422 Invalid) or as
 	// undecodable (400 BadRequest), not for another reason.
 	RejectedByValidation bool `json:"rejectedByValidation"`
-	Stored               bool `json:"stored"`
+	// Stored: a GET found the object afterwards.
+	Stored bool `json:"stored"`
 }
 
 // Broken YAML: what kubectl apply said (and whether its error came from the
 // API server: "Error from server ..."), and the API server's answer to the
 // same YAML sent to it as application/yaml.
 type yamlSyntaxEvidence struct {
-	KubectlExitCode        int              `json:"kubectlExitCode"`
-	KubectlStderr          string           `json:"kubectlStderr"`
-	KubectlRefusedByServer bool             `json:"kubectlRefusedByServer"`
-	APIServer              framework.Answer `json:"apiServer"`
+	// KubectlExitCode and KubectlStderr are kubectl apply's exit code and
+	// stderr (trimmed, generalized).
+	KubectlExitCode int    `json:"kubectlExitCode"`
+	KubectlStderr   string `json:"kubectlStderr"`
+	// KubectlRefusedByServer: that stderr begins "Error from server".
+	KubectlRefusedByServer bool `json:"kubectlRefusedByServer"`
+	// APIServer is the API server's answer to the same YAML POSTed as
+	// application/yaml.
+	APIServer framework.Answer `json:"apiServer"`
 }
 
 // A merge patch that would give a ConfigMap an invalid key: the answer for
 // one that exists (validation refuses the result) and for one that does
 // not (the existing object is read first: nothing to validate).
 type patchOrderEvidence struct {
+	// Existing is the answer for the ConfigMap that exists; Missing for one
+	// that does not.
 	Existing framework.Answer `json:"existing"`
 	Missing  framework.Answer `json:"missing"`
 }
 
 // A Pod with an unknown field under each field validation level.
 type unknownFieldEvidence struct {
+	// Strict, Warn and Ignore are the answers to a dry-run create with
+	// fieldValidation at that level.
 	Strict framework.Answer `json:"Strict"`
 	Warn   framework.Answer `json:"Warn"`
 	Ignore framework.Answer `json:"Ignore"`
 }
 
+// One kubectl command.
 type kubectlRun struct {
-	ExitCode int    `json:"exitCode"`
-	Stderr   string `json:"stderr"`
+	// ExitCode is kubectl's exit code.
+	ExitCode int `json:"exitCode"`
+	// Stderr is its stderr, trimmed and generalized.
+	Stderr string `json:"stderr"`
 }
 
+// The invalid Pods through kubectl.
 type validationKubectlEvidence struct {
-	MissingField       kubectlRun `json:"missingField"`
+	// MissingField is kubectl create --dry-run=server of a Pod without
+	// containers.
+	MissingField kubectlRun `json:"missingField"`
+	// UnknownFieldStrict is the same of a Pod with an unknown field
+	// (kubectl's default, strict validation).
 	UnknownFieldStrict kubectlRun `json:"unknownFieldStrict"`
-	UnknownFieldWarn   kubectlRun `json:"unknownFieldWarn"`
+	// UnknownFieldWarn is that with --validate=warn.
+	UnknownFieldWarn kubectlRun `json:"unknownFieldWarn"`
 }
 
 // The user the ordering checks send invalid Pods as: may it create a valid
 // one? (Only then does its 403 show authorization's place.)
 type unauthorizedEvidence struct {
-	ValidPodCode int    `json:"validPodCode"`
-	Allowed      bool   `json:"allowed"`
-	Reason       string `json:"reason"`
+	// ValidPodCode is the status code of a valid Pod's dry-run create by that
+	// user.
+	ValidPodCode int `json:"validPodCode"`
+	// Allowed and Reason are a SubjectAccessReview's answer to whether the
+	// user may create Pods in the namespace.
+	Allowed bool   `json:"allowed"`
+	Reason  string `json:"reason"`
 }
 
+// The unauthorized user's valid Pod, when it was refused.
 type forbiddenEvidence struct {
+	// Code is the status code of the valid Pod's create by the unauthorized
+	// user.
 	Code int `json:"code"`
 }
 

@@ -223,77 +223,132 @@ func addedRevision(events []observe.Event) int64 {
 // The ReplicaSet the Deployment controller made (Created false: none
 // within Timeout.Controller).
 type replicaSetEvidence struct {
-	Created          bool   `json:"created"`
-	NamePattern      string `json:"namePattern"`
-	HashLabel        bool   `json:"hashLabel"`
-	NameLikeExample  bool   `json:"nameLikeExample"`
-	SpecReplicas     int32  `json:"specReplicas"`
-	OwnerAPIVersion  string `json:"ownerAPIVersion"`
-	OwnerKind        string `json:"ownerKind"`
-	OwnerName        string `json:"ownerName"`
-	OwnerUIDMatches  bool   `json:"ownerUIDMatches"`
-	OwnerController  bool   `json:"ownerController"`
-	OwnerBlocksOwner bool   `json:"ownerBlocksOwner"`
+	// Created: a ReplicaSet of the Deployment appeared within
+	// Timeout.Controller.
+	Created bool `json:"created"`
+	// NamePattern is the ReplicaSet's name with its pod-template-hash
+	// replaced by {pod-template-hash}.
+	NamePattern string `json:"namePattern"`
+	// HashLabel: the ReplicaSet carries a pod-template-hash label.
+	HashLabel bool `json:"hashLabel"`
+	// NameLikeExample: the name is the Deployment's, a dash and 8 to 10
+	// lowercase letters or digits.
+	NameLikeExample bool `json:"nameLikeExample"`
+	// SpecReplicas is the ReplicaSet's spec.replicas.
+	SpecReplicas int32 `json:"specReplicas"`
+	// OwnerAPIVersion is the apiVersion of the ReplicaSet's controller owner
+	// reference.
+	OwnerAPIVersion string `json:"ownerAPIVersion"`
+	// OwnerKind is the kind of its controller owner reference.
+	OwnerKind string `json:"ownerKind"`
+	// OwnerName is the name of its controller owner reference.
+	OwnerName string `json:"ownerName"`
+	// OwnerUIDMatches: the owner reference's UID is the Deployment's.
+	OwnerUIDMatches bool `json:"ownerUIDMatches"`
+	// OwnerController: the owner reference has controller: true.
+	OwnerController bool `json:"ownerController"`
+	// OwnerBlocksOwner: the owner reference has blockOwnerDeletion: true.
+	OwnerBlocksOwner bool `json:"ownerBlocksOwner"`
 }
 
 // The Pods the ReplicaSet controller made, as first stored.
 type podsEvidence struct {
-	Created               int  `json:"created"`
-	NamePatternOK         bool `json:"namePatternOK"`
-	OwnedByReplicaSet     int  `json:"ownedByReplicaSet"`
-	UnscheduledAtCreation int  `json:"unscheduledAtCreation"`
+	// Created is how many Pods the watch saw added.
+	Created int `json:"created"`
+	// NamePatternOK: every Pod is named after the ReplicaSet, a dash and 5
+	// lowercase letters or digits.
+	NamePatternOK bool `json:"namePatternOK"`
+	// OwnedByReplicaSet is how many of them have the ReplicaSet as controller
+	// owner.
+	OwnedByReplicaSet int `json:"ownedByReplicaSet"`
+	// UnscheduledAtCreation is how many had no nodeName when first stored.
+	UnscheduledAtCreation int `json:"unscheduledAtCreation"`
 }
 
 // How many of them the scheduler bound within Timeout.Bind.
 type podsBoundEvidence struct {
+	// Bound is how many of the Pods had a node within Timeout.Bind.
 	Bound int `json:"bound"`
 }
 
 // How many of them the kubelet ran, and with which runtime.
 type podsRunEvidence struct {
-	Running  int      `json:"running"`
-	Ready    int      `json:"ready"`
+	// Running is how many of the Pods were running when 3 were Ready or
+	// Timeout.PodStart passed.
+	Running int `json:"running"`
+	// Ready is how many of them were Ready then.
+	Ready int `json:"ready"`
+	// Runtimes are the runtimes of their running containers (the scheme of
+	// the container IDs, e.g. containerd), sorted.
 	Runtimes []string `json:"runtimes"`
 }
 
 // The order etcd stored the Deployment and the ReplicaSet in.
 type storageEvidence struct {
-	DeploymentBeforeReplicaSet bool  `json:"deploymentBeforeReplicaSet"`
-	DeploymentRevision         int64 `json:"deploymentRevision"`
-	ReplicaSetRevision         int64 `json:"replicaSetRevision"`
+	// DeploymentBeforeReplicaSet: the ReplicaSet's creation has a higher etcd
+	// revision than the Deployment's.
+	DeploymentBeforeReplicaSet bool `json:"deploymentBeforeReplicaSet"`
+	// DeploymentRevision is the resourceVersion (etcd revision) the
+	// Deployment was added with.
+	DeploymentRevision int64 `json:"deploymentRevision"`
+	// ReplicaSetRevision is the resourceVersion (etcd revision) the
+	// ReplicaSet was added with.
+	ReplicaSetRevision int64 `json:"replicaSetRevision"`
 }
 
 // Who created what, from the audit log.
 type flowWritersEvidence struct {
-	DeploymentBy             string   `json:"deploymentBy"`
-	DeploymentKubectl        bool     `json:"deploymentKubectl"`
-	DeploymentCode           int      `json:"deploymentCode"`
-	ReplicaSetBy             string   `json:"replicaSetBy"`
-	PodsBy                   []string `json:"podsBy"`
-	PodCreates               int      `json:"podCreates"`
-	DeploymentControllerGets int      `json:"deploymentControllerGets"`
-	ReplicaSetControllerGets int      `json:"replicaSetControllerGets"`
+	// DeploymentBy is the user agent of the Deployment's create request.
+	DeploymentBy string `json:"deploymentBy"`
+	// DeploymentKubectl: that user agent is kubectl's.
+	DeploymentKubectl bool `json:"deploymentKubectl"`
+	// DeploymentCode is the HTTP status code of the Deployment's create.
+	DeploymentCode int `json:"deploymentCode"`
+	// ReplicaSetBy is the user that created the ReplicaSet.
+	ReplicaSetBy string `json:"replicaSetBy"`
+	// PodsBy are the users that created the Pods.
+	PodsBy []string `json:"podsBy"`
+	// PodCreates is how many Pod creates the audit log has.
+	PodCreates int `json:"podCreates"`
+	// DeploymentControllerGets and ReplicaSetControllerGets are the GETs each
+	// controller sent (reads outside its watches).
+	DeploymentControllerGets int `json:"deploymentControllerGets"`
+	ReplicaSetControllerGets int `json:"replicaSetControllerGets"`
 }
 
 // Who bound the Pods, and whether after their creation, from the audit log.
 type bindingsEvidence struct {
-	Count             int      `json:"count"`
-	By                []string `json:"by"`
-	PodsBeforeBinding bool     `json:"podsBeforeBinding"`
+	// Count is how many binding creates the audit log has.
+	Count int `json:"count"`
+	// By are the users that created the bindings.
+	By []string `json:"by"`
+	// PodsBeforeBinding: the first Pod create arrived before the first
+	// binding.
+	PodsBeforeBinding bool `json:"podsBeforeBinding"`
 }
 
 // The order of the creations, from the audit log.
 type flowOrderEvidence struct {
-	ReplicaSetBeforePods    bool    `json:"replicaSetBeforePods"`
-	NoReplicaSetAt201       bool    `json:"noReplicaSetAt201"`
-	NoPodAt201              bool    `json:"noPodAt201"`
-	DeploymentResponseMs    float64 `json:"deploymentResponseMs"`
+	// ReplicaSetBeforePods: the ReplicaSet's create arrived before the first
+	// Pod's.
+	ReplicaSetBeforePods bool `json:"replicaSetBeforePods"`
+	// NoReplicaSetAt201 and NoPodAt201: the ReplicaSet (the first Pod) was
+	// not stored before the Deployment's create completed.
+	NoReplicaSetAt201 bool `json:"noReplicaSetAt201"`
+	NoPodAt201        bool `json:"noPodAt201"`
+	// DeploymentResponseMs is the Deployment create's time from arrival to
+	// response.
+	DeploymentResponseMs float64 `json:"deploymentResponseMs"`
+	// ReplicaSetStoredAfterMs is the time from the Deployment create's
+	// arrival to the ReplicaSet create's response.
 	ReplicaSetStoredAfterMs float64 `json:"replicaSetStoredAfterMs"`
 }
 
 // Whether etcd holds the Deployment and its ReplicaSet.
 type flowEtcdEvidence struct {
+	// ReplicaSetStored: etcd has the ReplicaSet's key.
 	ReplicaSetStored bool `json:"replicaSetStored"`
+	// DeploymentStored: etcd has the Deployment's key.
 	DeploymentStored bool `json:"deploymentStored"`
 }
 

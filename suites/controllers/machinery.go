@@ -212,7 +212,11 @@ type informerEvidence struct {
 	// "list" (a LIST request, then a watch) or "watch-list" (a watch that
 	// streams them first, sendInitialEvents=true).
 	InitialState string `json:"initialState"`
-	Watches      bool   `json:"watches"`
+	// Watches: the component watched the resource (cluster-wide) after its
+	// first request.
+	Watches bool `json:"watches"`
+	// FirstRequest is its first successful cluster-wide list or watch of the
+	// resource, "verb URI".
 	FirstRequest string `json:"firstRequest"`
 	// Refused is the first request the API server turned down before that
 	// (a watch-list it does not serve, which the client falls back from).
@@ -221,26 +225,36 @@ type informerEvidence struct {
 
 // Every node's kubelet, and the Pods it watches.
 type kubeletWatchesEvidence struct {
+	// Nodes is how many nodes (with a kubelet) the cluster has.
 	Nodes int `json:"nodes"`
 	// AllNodesWatch: each node's kubelet watches Pods, filtered to its own
 	// node (fieldSelector spec.nodeName=<node>).
-	AllNodesWatch bool     `json:"allNodesWatch"`
-	Missing       []string `json:"missing,omitempty"`
-	InitialState  string   `json:"initialState"`
+	AllNodesWatch bool `json:"allNodesWatch"`
+	// Missing are the nodes whose kubelet has no such watch in the audit log.
+	Missing []string `json:"missing,omitempty"`
+	// InitialState is how the first node's kubelet got its Pods: "list" or
+	// "watch-list" (as informerEvidence says).
+	InitialState string `json:"initialState"`
 }
 
 // A ReplicaSet whose Pods a ResourceQuota refuses, then the quota removed.
 type retryEvidence struct {
 	// Attempts are the ReplicaSet controller's refused creates within the
 	// window; IntervalsMs the time between them.
-	Attempts      int       `json:"attempts"`
-	IntervalsMs   []float64 `json:"intervalsMs"`
-	IntervalsGrow bool      `json:"intervalsGrow"`
-	WindowSeconds float64   `json:"windowSeconds"`
+	Attempts    int       `json:"attempts"`
+	IntervalsMs []float64 `json:"intervalsMs"`
+	// IntervalsGrow: the last intervals are at least four times the first
+	// ones (medians of three).
+	IntervalsGrow bool `json:"intervalsGrow"`
+	// WindowSeconds is how long the refused creates were read (until they
+	// grew so, or 30 s).
+	WindowSeconds float64 `json:"windowSeconds"`
 	// RecoveredWithoutChange: once the quota was gone, the Pod was created
 	// without anything done to the ReplicaSet.
-	RecoveredWithoutChange bool    `json:"recoveredWithoutChange"`
-	RecoveredAfterMs       float64 `json:"recoveredAfterMs"`
+	RecoveredWithoutChange bool `json:"recoveredWithoutChange"`
+	// RecoveredAfterMs is the time from the quota's removal to the Pod seen
+	// created.
+	RecoveredAfterMs float64 `json:"recoveredAfterMs"`
 }
 
 var (

@@ -95,16 +95,21 @@ func added(events []observe.Event, since time.Time) int {
 // A Deployment changed while the controller manager was stopped, and what
 // happened once it was back.
 type restartEvidence struct {
+	// StoppedSeconds is how long the window with the controller manager
+	// stopped lasted.
 	StoppedSeconds float64 `json:"stoppedSeconds"`
 	// PodsCreatedWhileStopped counts Pods created in the window (none is
 	// expected: nobody runs the ReplicaSet controller).
 	PodsCreatedWhileStopped int `json:"podsCreatedWhileStopped"`
 	// ObservedWhileStopped: the Deployment's status caught up with the
 	// scale during the window.
-	ObservedWhileStopped    bool    `json:"observedWhileStopped"`
-	ConvergedAfterRestart   bool    `json:"convergedAfterRestart"`
-	ConvergedAfterMs        float64 `json:"convergedAfterMs"`
-	PodsCreatedAfterRestart int     `json:"podsCreatedAfterRestart"`
+	ObservedWhileStopped bool `json:"observedWhileStopped"`
+	// ConvergedAfterRestart: the Deployment's rollout was complete within
+	// Timeout.Rollout of the restart; ConvergedAfterMs is how long that took.
+	ConvergedAfterRestart bool    `json:"convergedAfterRestart"`
+	ConvergedAfterMs      float64 `json:"convergedAfterMs"`
+	// PodsCreatedAfterRestart counts Pods created after the restart.
+	PodsCreatedAfterRestart int `json:"podsCreatedAfterRestart"`
 }
 
 var (

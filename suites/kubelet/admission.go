@@ -162,12 +162,17 @@ func proc(ctx context.Context, f *framework.Framework, pod, ctr string) testapp.
 // A Pod bound by its creator to a node without room for it: what the
 // kubelet made of it.
 type kubeletAdmissionEvidence struct {
-	Phase             string `json:"phase"`
-	Reason            string `json:"reason"`
-	Message           string `json:"message"`
-	ContainersStarted bool   `json:"containersStarted"`
-	RequestedCPU      string `json:"requestedCPU"`
-	NodeAllocatable   string `json:"nodeAllocatable"`
+	// Phase, Reason and Message are the status of a Pod bound by nodeName
+	// asking for twice its node's allocatable CPU, once it failed or ran.
+	Phase   string `json:"phase"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+	// ContainersStarted: its container was running.
+	ContainersStarted bool `json:"containersStarted"`
+	// RequestedCPU is the CPU it asked for; NodeAllocatable the node's
+	// allocatable CPU.
+	RequestedCPU    string `json:"requestedCPU"`
+	NodeAllocatable string `json:"nodeAllocatable"`
 }
 
 // A privileged Pod in a namespace that enforces the restricted Pod
@@ -176,6 +181,8 @@ type podSecurityEvidence struct {
 	// EnforcedBy is "kube-apiserver" (the create was refused), "kubelet"
 	// (created, but the kubelet refused to run it) or "nobody" (it ran).
 	EnforcedBy string `json:"enforcedBy"`
+	// CreateCode is the status code of the privileged Pod's create (201 when
+	// it was created); Message the refusal's message.
 	CreateCode int    `json:"createCode"`
 	Message    string `json:"message"`
 }
@@ -183,14 +190,18 @@ type podSecurityEvidence struct {
 // Two containers of one Pod and a container of another, as the kernel
 // reports their namespaces.
 type namespacesEvidence struct {
+	// SharedNet, SharedIPC and SharedUTS: the Pod's two containers are in the
+	// same namespace of that kind.
 	SharedNet bool `json:"sharedNet"`
 	SharedIPC bool `json:"sharedIPC"`
 	SharedUTS bool `json:"sharedUTS"`
 	// OtherPodSeparate: the other Pod has a network, IPC and UTS namespace
 	// of its own.
-	OtherPodSeparate bool   `json:"otherPodSeparate"`
-	HostnameIsPod    bool   `json:"hostnameIsPod"`
-	Hostname         string `json:"hostname"`
+	OtherPodSeparate bool `json:"otherPodSeparate"`
+	// HostnameIsPod: a container's hostname is the Pod's name; Hostname is
+	// that hostname.
+	HostnameIsPod bool   `json:"hostnameIsPod"`
+	Hostname      string `json:"hostname"`
 }
 
 // The seccomp mode of a container by default, and with the runtime's

@@ -132,13 +132,18 @@ func runtimeEndpoint(ctx context.Context, f *framework.Framework, node string) (
 // The CRI calls the kubelet made while one Pod started, by the names its
 // CRI client counts them under, and where it sends them.
 type criEvidence struct {
+	// Node is the node the Pod was bound to by nodeName.
 	Node string `json:"node"`
 	// Calls: how many calls of each kind the kubelet counted on that
 	// node while the Pod started (other Pods' calls included).
-	Calls            map[string]float64 `json:"calls"`
-	AllPodStartCalls bool               `json:"allPodStartCalls"`
+	Calls map[string]float64 `json:"calls"`
+	// AllPodStartCalls: run_podsandbox, create_container and start_container
+	// were each counted at least once.
+	AllPodStartCalls bool `json:"allPodStartCalls"`
 	// Endpoint is the kubelet's containerRuntimeEndpoint (its configz).
-	Endpoint       string `json:"endpoint"`
+	Endpoint string `json:"endpoint"`
+	// EndpointScheme is that endpoint's scheme (e.g. unix); EndpointNote why
+	// the endpoint could not be read, if it could not.
 	EndpointScheme string `json:"endpointScheme"`
 	EndpointNote   string `json:"endpointNote,omitempty"`
 	// RuntimeVersion is what the runtime answered the kubelet's CRI
@@ -153,10 +158,14 @@ type criEvidence struct {
 // How long the runtime's steps took on the node, in the kubelet's own
 // timings: mean milliseconds per call while the Pod started.
 type runtimeStepsEvidence struct {
+	// RunPodSandboxMs, CreateContainerMs and StartContainerMs are the
+	// kubelet's mean durations of those runtime operations while the Pod
+	// started (other Pods' on the node included).
 	RunPodSandboxMs   float64 `json:"runPodSandboxMs"`
 	CreateContainerMs float64 `json:"createContainerMs"`
 	StartContainerMs  float64 `json:"startContainerMs"`
-	VolumeMountMs     float64 `json:"volumeMountMs"`
+	// VolumeMountMs is its mean volume_mount duration then.
+	VolumeMountMs float64 `json:"volumeMountMs"`
 }
 
 var (

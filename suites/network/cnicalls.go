@@ -73,8 +73,9 @@ type cniCallsEvidence struct {
 	// Adds counts the ADD calls for the Pod (one per sandbox).
 	Adds int `json:"adds"`
 	// CallerComm and CallerExe name the process that ran the plugin.
-	CallerComm  string `json:"callerComm"`
-	CallerExe   string `json:"callerExe"`
+	CallerComm string `json:"callerComm"`
+	CallerExe  string `json:"callerExe"`
+	// ContainerID is the sandbox's container ID the first ADD named.
 	ContainerID string `json:"containerID"`
 	// AddMs is the time from the first plugin of the chain to the last.
 	AddMs float64 `json:"addMs"`

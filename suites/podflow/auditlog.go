@@ -14,15 +14,20 @@ import (
 
 // kubectl's create request, from the audit log.
 type requestEvidence struct {
-	Verb      string `json:"verb"`
-	Path      string `json:"path"`
-	Code      int    `json:"code"`
+	// Verb, Path and Code are the request's verb, path (generalized) and
+	// status code.
+	Verb string `json:"verb"`
+	Path string `json:"path"`
+	Code int    `json:"code"`
+	// UserAgent is its user agent; Kubectl: that is kubectl's.
 	UserAgent string `json:"userAgent"`
 	Kubectl   bool   `json:"kubectl"`
 }
 
 // The binding request, from the audit log.
 type bindingEvidence struct {
+	// Verb, Subresource, User, Code and Path are the binding request's verb,
+	// subresource, user, status code and path (generalized).
 	Verb        string `json:"verb"`
 	Subresource string `json:"subresource"`
 	User        string `json:"user"`
@@ -32,29 +37,43 @@ type bindingEvidence struct {
 
 // A component's watch of Pods, from the audit log.
 type watchEvidence struct {
-	Found         bool   `json:"found"`
+	// Found: the audit log has a watch of Pods by the component's user.
+	Found bool `json:"found"`
+	// FieldSelector and Path are that watch's fieldSelector and path.
 	FieldSelector string `json:"fieldSelector"`
 	Path          string `json:"path"`
 }
 
 // Who wrote to the Pod, by role.
 type writersEvidence struct {
+	// Identities are the roles (client, scheduler, kubelet, controller
+	// manager...) of the users that wrote to the Pod, sorted; Count is how
+	// many.
 	Identities []string `json:"identities"`
 	Count      int      `json:"count"`
 }
 
+// The writes to the Pod's status, from the audit log.
 type statusWritesEvidence struct {
+	// Count is how many writes to the Pod's status the audit log has by the
+	// kubelet's first one; ByKubelet how many of them are the kubelet's.
 	Count     int `json:"count"`
 	ByKubelet int `json:"byKubelet"`
 }
 
+// The controller manager's writes to the Pod, from the audit log.
 type controllerWritesEvidence struct {
+	// Count is how many writes to the Pod the controller manager made;
+	// Requests summarize them.
 	Count    int      `json:"count"`
 	Requests []string `json:"requests"`
 }
 
 // The order of the requests, arrival to arrival.
 type auditOrderEvidence struct {
+	// CreateBeforeBinding and BindingBeforeFirstStatus: the create arrived
+	// before the binding, the binding before the kubelet's first status
+	// write.
 	CreateBeforeBinding      bool `json:"createBeforeBinding"`
 	BindingBeforeFirstStatus bool `json:"bindingBeforeFirstStatus"`
 }

@@ -16,18 +16,24 @@ import (
 
 // The Pod as etcd holds it once created.
 type etcdEvidence struct {
-	Exists   bool   `json:"exists"`
-	Key      string `json:"key"`
+	// Exists: etcd has the Pod's key.
+	Exists bool `json:"exists"`
+	// Key is that key, namespace and name generalized.
+	Key string `json:"key"`
+	// Encoding is how its value is encoded (e.g. protobuf).
 	Encoding string `json:"encoding"`
 }
 
 // The Pod's status as etcd holds it once the Pod is Ready.
 type etcdFinalEvidence struct {
+	// StoredPhase is status.phase in etcd's copy ("" without a key);
+	// StoredReady: its Ready condition is True.
 	StoredPhase string `json:"storedPhase"`
 	StoredReady bool   `json:"storedReady"`
 	// NodeNameStored: etcd's copy names the node the Pod is bound to (the
 	// one the API server reports).
-	NodeNameStored bool   `json:"nodeNameStored"`
+	NodeNameStored bool `json:"nodeNameStored"`
+	// StoredNodeName is the nodeName of etcd's copy.
 	StoredNodeName string `json:"storedNodeName"`
 }
 
@@ -35,9 +41,13 @@ type etcdFinalEvidence struct {
 // that hold a Kubernetes object (the API server also keeps bookkeeping of
 // its own there, such as compact_rev_key, its last compaction).
 type etcdKeysEvidence struct {
-	Total             int      `json:"total"`
-	OutsideRegistry   int      `json:"outsideRegistry"`
-	ExamplesOutside   []string `json:"examplesOutside"`
+	// Total is how many keys etcd holds; OutsideRegistry how many are outside
+	// /registry/, ExamplesOutside up to 5 of them.
+	Total           int      `json:"total"`
+	OutsideRegistry int      `json:"outsideRegistry"`
+	ExamplesOutside []string `json:"examplesOutside"`
+	// ResourcesOutside is how many of those hold a Kubernetes object;
+	// ResourceKeysFound up to 5 of them.
 	ResourcesOutside  int      `json:"resourcesOutside"`
 	ResourceKeysFound []string `json:"resourceKeysOutside,omitempty"`
 }

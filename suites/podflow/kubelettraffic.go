@@ -97,8 +97,9 @@ func etcdPorts(info *cluster.Info) []string {
 type kubeletReadsEvidence struct {
 	// Reads counts its GET and LIST requests for Pods; Watches the new
 	// watches of Pods it opened.
-	Reads   int     `json:"reads"`
-	Watches int     `json:"watches"`
+	Reads   int `json:"reads"`
+	Watches int `json:"watches"`
+	// Seconds is the window's length.
 	Seconds float64 `json:"windowSeconds"`
 	// Requests are the first few, for the report.
 	Requests []string `json:"requests"`

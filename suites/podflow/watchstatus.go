@@ -133,14 +133,22 @@ func runningReady(ls []watchLine) bool {
 // The STATUS column of kubectl get pods --watch for one Pod: while it was
 // held by a scheduling gate, and from the gate's removal on.
 type watchStatusEvidence struct {
-	BeforeGate           []string `json:"beforeGate"`
-	AfterGate            []string `json:"afterGate"`
-	SawPending           bool     `json:"sawPending"`
-	SawContainerCreating bool     `json:"sawContainerCreating"`
-	SawRunning           bool     `json:"sawRunning"`
-	InOrder              bool     `json:"inOrder"`
-	EndsRunningReady     bool     `json:"endsRunningReady"`
-	Stderr               string   `json:"stderr,omitempty"`
+	// BeforeGate and AfterGate are the STATUS column of kubectl get pods
+	// --watch's lines before and after the scheduling gate was removed,
+	// repeats merged.
+	BeforeGate []string `json:"beforeGate"`
+	AfterGate  []string `json:"afterGate"`
+	// SawPending, SawContainerCreating and SawRunning: that status is among
+	// the lines after the gate.
+	SawPending           bool `json:"sawPending"`
+	SawContainerCreating bool `json:"sawContainerCreating"`
+	SawRunning           bool `json:"sawRunning"`
+	// InOrder: Pending, ContainerCreating and Running came in this order.
+	InOrder bool `json:"inOrder"`
+	// EndsRunningReady: the last line is Running with every container ready.
+	EndsRunningReady bool `json:"endsRunningReady"`
+	// Stderr is kubectl's stderr, trimmed.
+	Stderr string `json:"stderr,omitempty"`
 }
 
 var watchStatus = framework.DeclareEvidence[watchStatusEvidence]("watchStatus", specWatchStatus)

@@ -161,18 +161,27 @@ func weightsOf(raw []byte) scoreWeightsEvidence {
 // the least each count grew around one Pod that fits two nodes, over
 // Trials Pods.
 type extensionPointsEvidence struct {
+	// Runs is, by extension point, how often the scheduler ran it (the
+	// growth of the count of its duration histogram) while it scheduled a
+	// Pod that fits: the least over Trials.
 	Runs map[string]int `json:"runs"`
-	Ran  []string       `json:"ran"`
+	// Ran are the extension points whose count grew, in the scheduling
+	// cycle's order.
+	Ran []string `json:"ran"`
 	// PostFilterWhenNoNodeFits: the same for PostFilter around a Pod no
 	// node fits.
 	PostFilterWhenNoNodeFits int `json:"postFilterWhenNoNodeFits"`
-	Trials                   int `json:"trials"`
+	// Trials is how many Pods each count was read around.
+	Trials int `json:"trials"`
 }
 
 // The weights of the default profile's score plugins, from /configz.
 type scoreWeightsEvidence struct {
+	// Weights are the default profile's score plugin weights, by plugin, from
+	// the scheduler's /configz.
 	Weights map[string]int `json:"weights"`
-	Error   string         `json:"error,omitempty"`
+	// Error is why /configz could not be read, if it could not.
+	Error string `json:"error,omitempty"`
 }
 
 var (

@@ -60,14 +60,19 @@ var _ = ginkgo.Describe("Scheduler image locality", func() {
 // Where the scheduler put Pods of an image that one of two otherwise equal
 // simulated nodes reports holding.
 type imageLocalityEvidence struct {
+	// Pods is how many of the 3 Pods were bound; OnImageNode how many to the
+	// node with the image.
 	Pods        int `json:"pods"`
 	OnImageNode int `json:"onImageNode"`
 	// AllOnImageNode: every Pod went to the node with the image. Without
 	// ImageLocality the two nodes tie, and each Pod placed makes the other
 	// node the less allocated one.
-	AllOnImageNode bool  `json:"allOnImageNode"`
-	ImageSizeMB    int64 `json:"imageSizeMB"`
-	NodesInCluster int   `json:"nodesInCluster"`
+	AllOnImageNode bool `json:"allOnImageNode"`
+	// ImageSizeMB is the image's size as that node reports it.
+	ImageSizeMB int64 `json:"imageSizeMB"`
+	// NodesInCluster is how many nodes the cluster had, the simulated ones
+	// included.
+	NodesInCluster int `json:"nodesInCluster"`
 }
 
 var imageLocality = framework.DeclareEvidence[imageLocalityEvidence]("imageLocality", specLocality)

@@ -281,25 +281,41 @@ var _ = ginkgo.Describe("Scheduler filtering", func() {
 // decision is what the scheduler did with a Pod within its window: bound
 // it, or said it cannot place it (PodScheduled=False), or nothing.
 type decision struct {
-	Decided      bool   `json:"decided"`
-	Bound        bool   `json:"bound"`
+	// Decided: within Timeout.Bind the Pod was bound or its PodScheduled
+	// condition turned False.
+	Decided bool `json:"decided"`
+	// Bound: the Pod had a nodeName when the wait ended.
+	Bound bool `json:"bound"`
+	// PodScheduled and Reason are its PodScheduled condition's status and
+	// reason then ("" without it).
 	PodScheduled string `json:"podScheduled"`
 	Reason       string `json:"reason"`
-	Phase        string `json:"phase"`
-	node         string
+	// Phase is its status.phase then.
+	Phase string `json:"phase"`
+	node  string
 }
 
 // One Pod that no node fits: what the scheduler said, and what it did once
 // the cause was removed.
 type unschedulablePod struct {
 	decision
-	NamesCause    bool   `json:"namesCause"`
-	Message       string `json:"message"`
-	BoundAfterFix bool   `json:"boundAfterFix"`
-	BoundTo       string `json:"boundTo"`
+	// NamesCause: the FailedScheduling event names the expected cause (e.g.
+	// "Insufficient cpu").
+	NamesCause bool `json:"namesCause"`
+	// Message is that event's message, generalized.
+	Message string `json:"message"`
+	// BoundAfterFix: the Pod was bound within Timeout.Bind once the cause was
+	// removed.
+	BoundAfterFix bool `json:"boundAfterFix"`
+	// BoundTo is the node it was bound to then, without the namespace prefix.
+	BoundTo string `json:"boundTo"`
 }
 
+// Four Pods no (simulated) node fits, each for one cause.
 type unschedulableEvidence struct {
+	// TooMuchCPU, TooMuchMemory, NoMatchingNode and UntoleratedTaint are the
+	// Pods asking for more CPU or memory than a node has, for a node label
+	// none has, and not tolerating a taint.
 	TooMuchCPU       unschedulablePod `json:"too-much-cpu"`
 	TooMuchMemory    unschedulablePod `json:"too-much-memory"`
 	NoMatchingNode   unschedulablePod `json:"no-matching-node"`
@@ -310,20 +326,35 @@ type unschedulableEvidence struct {
 
 // A Pod asking for an extended resource advertised on one node.
 type extendedEvidence struct {
-	FirstBound                       bool     `json:"firstBound"`
-	FirstOnAdvertisingNode           bool     `json:"firstOnAdvertisingNode"`
-	Second                           decision `json:"second"`
-	SecondWaited                     bool     `json:"secondWaited"`
-	WaitNamesResource                bool     `json:"waitNamesResource"`
-	SecondOnAdvertisingNodeAfterFree bool     `json:"secondOnAdvertisingNodeAfterFree"`
-	Message                          string   `json:"message"`
+	// FirstBound: the first Pod asking for the resource was bound within
+	// Timeout.Bind; FirstOnAdvertisingNode: to the node advertising it.
+	FirstBound             bool `json:"firstBound"`
+	FirstOnAdvertisingNode bool `json:"firstOnAdvertisingNode"`
+	// Second is the scheduler's decision on a second such Pod while the first
+	// held the resource.
+	Second decision `json:"second"`
+	// SecondWaited: the second was left unbound with reason Unschedulable.
+	SecondWaited bool `json:"secondWaited"`
+	// WaitNamesResource: its FailedScheduling event says "Insufficient" of
+	// the resource; Message is that message, generalized.
+	WaitNamesResource bool `json:"waitNamesResource"`
+	// SecondOnAdvertisingNodeAfterFree: once the first Pod was removed, the
+	// second was bound to the advertising node.
+	SecondOnAdvertisingNodeAfterFree bool   `json:"secondOnAdvertisingNodeAfterFree"`
+	Message                          string `json:"message"`
 }
 
 // A Pod created with spec.nodeName.
 type bypassEvidence struct {
-	StoredNodeName  bool `json:"storedNodeName"`
-	Ready           bool `json:"ready"`
-	ScheduledEvent  bool `json:"scheduledEvent"`
+	// StoredNodeName: the Pod's first stored state has its nodeName.
+	StoredNodeName bool `json:"storedNodeName"`
+	// Ready: the Pod turned Ready.
+	Ready bool `json:"ready"`
+	// ScheduledEvent: a Scheduled event of the Pod had arrived by its Started
+	// event.
+	ScheduledEvent bool `json:"scheduledEvent"`
+	// BindingRequests is how many binding requests for the Pod the audit log
+	// has; absent without it.
 	BindingRequests *int `json:"bindingRequests,omitempty"`
 }
 

@@ -222,15 +222,26 @@ type scoringNodes struct {
 // Where the scheduler put each Pod, by node role ("busy", "idle"; "unbound"
 // for a Pod it did not bind within its window).
 type scoringEvidence struct {
-	SimulatedNodes      bool           `json:"simulatedNodes"`
-	FreePodOn           string         `json:"freePodOn"`
-	AffinePodOn         string         `json:"affinePodOn"`
-	SpreadByZone        map[string]int `json:"spreadByZone"`
-	SpreadSkew          *int           `json:"spreadSkew,omitempty"`
-	BusyFreeMilliCPU    int64          `json:"busyFreeMilliCPU"`
-	IdleFreeMilliCPU    int64          `json:"idleFreeMilliCPU"`
-	FillerMilliCPU      int64          `json:"fillerMilliCPU"`
-	NodesComparedAtOnce int            `json:"nodesComparedAtOnce"`
+	// SimulatedNodes: the two nodes are Node objects without a kubelet (the
+	// cluster had too few worker nodes).
+	SimulatedNodes bool `json:"simulatedNodes"`
+	// FreePodOn is where a Pod both nodes fit went: "busy", "idle" or
+	// "unbound".
+	FreePodOn string `json:"freePodOn"`
+	// AffinePodOn is where a Pod requiring the busy node's label went.
+	AffinePodOn string `json:"affinePodOn"`
+	// SpreadByZone counts, by zone, the four Pods spread with maxSkew 1;
+	// SpreadSkew is the difference between zone-a and zone-b.
+	SpreadByZone map[string]int `json:"spreadByZone"`
+	SpreadSkew   *int           `json:"spreadSkew,omitempty"`
+	// BusyFreeMilliCPU and IdleFreeMilliCPU are each node's unrequested CPU
+	// once the filler (busy) and the marker (idle, 100m) were bound.
+	BusyFreeMilliCPU int64 `json:"busyFreeMilliCPU"`
+	IdleFreeMilliCPU int64 `json:"idleFreeMilliCPU"`
+	// FillerMilliCPU is the CPU the filler Pod requests on the busy node.
+	FillerMilliCPU int64 `json:"fillerMilliCPU"`
+	// NodesComparedAtOnce is how many nodes each Pod could go to (2).
+	NodesComparedAtOnce int `json:"nodesComparedAtOnce"`
 }
 
 var scoring = framework.DeclareEvidence[scoringEvidence]("scoring", specScoring)

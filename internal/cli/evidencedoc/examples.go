@@ -1,0 +1,75 @@
+package evidencedoc
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Examples are the evidence a run recorded: by spec ID, then evidence name,
+// the value as claims.json has it.
+type Examples map[string]map[string]any
+
+// ReadExamples reads the evidence of a run's report directory (its
+// claims.json, specs[].evidence).
+func ReadExamples(reportDir string) (Examples, error) {
+	data, err := os.ReadFile(filepath.Join(reportDir, "claims.json"))
+	if err != nil {
+		return nil, fmt.Errorf("read a run's evidence: %w", err)
+	}
+	var rep struct {
+		Specs []struct {
+			ID       string         `json:"id"`
+			Evidence map[string]any `json:"evidence"`
+		} `json:"specs"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return nil, fmt.Errorf("read a run's evidence: %s: %w", filepath.Join(reportDir, "claims.json"), err)
+	}
+	ex := Examples{}
+	for _, s := range rep.Specs {
+		if len(s.Evidence) > 0 {
+			ex[s.ID] = s.Evidence
+		}
+	}
+	return ex, nil
+}
+
+// At returns the value recorded at path by spec: a list or an object
+// whole, the first element for 0, the first key in order for {key}.
+func (e Examples) At(spec, path string) (any, bool) {
+	parts := strings.Split(path, ".")
+	v, ok := e[spec][parts[0]]
+	if !ok {
+		return nil, false
+	}
+	for _, p := range parts[1:] {
+		switch x := v.(type) {
+		case map[string]any:
+			if p == "{key}" {
+				keys := slices.Sorted(maps.Keys(x))
+				if len(keys) == 0 {
+					return nil, false
+				}
+				p = keys[0]
+			}
+			if v, ok = x[p]; !ok {
+				return nil, false
+			}
+		case []any:
+			i, err := strconv.Atoi(p)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil, false
+			}
+			v = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
