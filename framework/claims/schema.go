@@ -205,7 +205,7 @@ func deref(t reflect.Type) reflect.Type {
 // jsonField finds the field that encoding/json writes under name.
 func jsonField(t reflect.Type, name string) (reflect.Type, bool) {
 	for _, f := range reflect.VisibleFields(t) {
-		if n, ok := jsonName(f); ok && n == name && len(f.Index) > 0 {
+		if n, ok := JSONName(f); ok && n == name && len(f.Index) > 0 {
 			return f.Type, true
 		}
 	}
@@ -215,7 +215,7 @@ func jsonField(t reflect.Type, name string) (reflect.Type, bool) {
 func jsonNames(t reflect.Type) []string {
 	var out []string
 	for _, f := range reflect.VisibleFields(t) {
-		if n, ok := jsonName(f); ok {
+		if n, ok := JSONName(f); ok {
 			out = append(out, n)
 		}
 	}
@@ -223,8 +223,9 @@ func jsonNames(t reflect.Type) []string {
 	return out
 }
 
-// jsonName is the name a field is encoded under, if it is encoded.
-func jsonName(f reflect.StructField) (string, bool) {
+// JSONName is the name a field is encoded under, if it is encoded (an
+// embedded struct's own name is not a path: its fields are).
+func JSONName(f reflect.StructField) (string, bool) {
 	if !f.IsExported() || f.Anonymous {
 		return "", false
 	}

@@ -17,6 +17,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/kubeproof/kubeproof/framework/claims"
 )
 
 // Node is one path of a piece of evidence: the evidence itself (the root),
@@ -110,7 +112,7 @@ func (f field) docKey(parent reflect.Type, n Node) string {
 func fields(t reflect.Type) []field {
 	var out []field
 	for _, sf := range reflect.VisibleFields(t) {
-		name, ok := jsonName(sf)
+		name, ok := claims.JSONName(sf)
 		if !ok {
 			continue
 		}
@@ -128,23 +130,6 @@ func fields(t reflect.Type) []field {
 	}
 	slices.SortStableFunc(out, func(a, b field) int { return strings.Compare(a.name, b.name) })
 	return out
-}
-
-// jsonName is the name a field is encoded under, if it is encoded (as
-// claims.Paths reads it: an embedded struct's own name is not a path).
-func jsonName(f reflect.StructField) (string, bool) {
-	if !f.IsExported() || f.Anonymous {
-		return "", false
-	}
-	tag := f.Tag.Get("json")
-	if tag == "-" {
-		return "", false
-	}
-	name, _, _ := strings.Cut(tag, ",")
-	if name == "" {
-		name = f.Name
-	}
-	return name, true
 }
 
 func deref(t reflect.Type) reflect.Type {
