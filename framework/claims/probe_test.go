@@ -64,7 +64,7 @@ func TestProbeEvidenceIsTyped(t *testing.T) {
 	}
 	for path, want := range map[string]string{
 		"pod.last.phse":       `has no field "phse" (it has phase, restarts)`,
-		"steps.runing.took":   `has no field "runing" (it has running, step1)`,
+		"steps.rnning.took":   `has no field "rnning" (it has running, step1)`,
 		"api.entries.0.verbb": `has no field "verbb"`,
 	} {
 		bad := strings.Replace(probeFile, "pod.values.phase, contains: Running", path+", equals: 1", 1)

@@ -32,7 +32,7 @@ type sample struct {
 	Anon    []struct {
 		Deep bool `json:"deep"`
 	} `json:"anon"`
-	unexported int
+	unexported int //nolint:unused // never encoded: Expand must leave it out
 }
 
 // Each path of a struct with lists, maps, a pointer and a time: its JSON
