@@ -203,7 +203,7 @@ type Observer struct {
 	// EndpointSlices is the membership of a Service's EndpointSlices over
 	// time: which Pods were ready, serving, terminating.
 	EndpointSlices *ServiceRef `json:"endpointSlices,omitempty"`
-	// Etcd reads an object of the probe from etcd when the probe ends: its
+	// Etcd reads an object of the probe from etcd after every step: its
 	// key and how it is encoded (needs the EtcdAccess capability).
 	Etcd *Object `json:"etcd,omitempty"`
 	// Metric reads a metric of a component when the probe starts and when
@@ -225,14 +225,17 @@ type MetricRef struct {
 	Labels map[string]string `json:"labels,omitempty"`
 }
 
-// EtcdEvidence is what an etcd observer records.
+// EtcdEvidence is what an etcd observer records: it reads the object
+// after every step, so that an object the probe deletes was still seen.
 type EtcdEvidence struct {
-	// Found: etcd holds the object.
+	// Found: etcd held the object after some step.
 	Found bool `json:"found"`
-	// Key is the key it is stored under (/registry/pods/<ns>/<name>), with
-	// the probe's namespace as {namespace}.
+	// FoundAfter names the steps after which etcd held it.
+	FoundAfter []string `json:"foundAfter"`
+	// Key is the key it was last stored under (/registry/pods/<ns>/<name>),
+	// with the probe's namespace as {namespace}.
 	Key string `json:"key"`
-	// Encoding is protobuf, json or other.
+	// Encoding is how it was last stored: protobuf, json or other.
 	Encoding string `json:"encoding"`
 }
 

@@ -39,6 +39,12 @@ type observer interface {
 	stop()
 }
 
+// stepWatcher is an observer that reads something after every step
+// rather than following a watch.
+type stepWatcher interface {
+	afterStep(ctx context.Context, step string)
+}
+
 func (r *run) startObserver(ctx context.Context, o claims.Observer) (observer, error) {
 	switch {
 	case o.Object != nil:
@@ -403,31 +409,51 @@ func (o *slicesObserver) stop() { o.rec.Stop() }
 // jsonEqual compares two values decoded from JSON.
 func jsonEqual(a, b any) bool { return reflect.DeepEqual(jsonValue(a), jsonValue(b)) }
 
-// etcdObserver reads an object from etcd when the probe ends.
+// etcdObserver reads an object from etcd after every step.
 type etcdObserver struct {
 	r   *run
 	obj claims.Object
+	ev  claims.EtcdEvidence
+	err error
 }
 
 func (r *run) readEtcd(o *claims.Object) (*etcdObserver, error) {
 	if !r.f.Cluster.Has(cluster.EtcdAccess) {
 		return nil, fmt.Errorf("etcd cannot be read here: %s", r.f.Cluster.Missing(cluster.EtcdAccess))
 	}
-	return &etcdObserver{r: r, obj: *o}, nil
+	return &etcdObserver{r: r, obj: *o, ev: claims.EtcdEvidence{FoundAfter: []string{}}}, nil
 }
 
-func (o *etcdObserver) evidence() (any, error) {
+// afterStep reads the object as etcd holds it once step is done.
+func (o *etcdObserver) afterStep(ctx context.Context, step string) {
+	if o.err != nil {
+		return
+	}
+	kv, found, err := o.find(ctx)
+	if err != nil {
+		o.err = err
+		return
+	}
+	if found {
+		o.ev.Found = true
+		o.ev.FoundAfter = append(o.ev.FoundAfter, step)
+		o.ev.Key = strings.ReplaceAll(kv.Key, o.r.f.Namespace, "{namespace}")
+		o.ev.Encoding = kv.Encoding()
+	}
+}
+
+func (o *etcdObserver) find(ctx context.Context) (etcd.KeyValue, bool, error) {
 	c, err := etcd.New(o.r.f.Cluster.Etcd)
 	if err != nil {
-		return nil, fmt.Errorf("reach etcd: %w", err)
+		return etcd.KeyValue{}, false, fmt.Errorf("reach etcd: %w", err)
 	}
 	gv, err := schema.ParseGroupVersion(o.obj.APIVersion)
 	if err != nil {
-		return nil, err
+		return etcd.KeyValue{}, false, err
 	}
 	m, err := o.r.mapper.RESTMapping(gv.WithKind(o.obj.Kind).GroupKind(), gv.Version)
 	if err != nil {
-		return nil, fmt.Errorf("the cluster serves no %s %s: %w", o.obj.APIVersion, o.obj.Kind, err)
+		return etcd.KeyValue{}, false, fmt.Errorf("the cluster serves no %s %s: %w", o.obj.APIVersion, o.obj.Kind, err)
 	}
 	// Built-in resources are stored under their resource name, others
 	// under their group too; Find also looks under another --etcd-prefix.
@@ -438,19 +464,16 @@ func (o *etcdObserver) evidence() (any, error) {
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {
 		path += "/" + o.r.f.Namespace
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), framework.Timeout.API)
+	ctx, cancel := context.WithTimeout(ctx, framework.Timeout.API)
 	defer cancel()
 	kv, found, err := c.Find(ctx, path+"/"+o.obj.Name)
 	if err != nil {
-		return nil, fmt.Errorf("read %s from etcd: %w", o.obj, err)
+		return kv, false, fmt.Errorf("read %s from etcd: %w", o.obj, err)
 	}
-	ev := claims.EtcdEvidence{Found: found}
-	if found {
-		ev.Key = strings.ReplaceAll(kv.Key, o.r.f.Namespace, "{namespace}")
-		ev.Encoding = kv.Encoding()
-	}
-	return ev, nil
+	return kv, found, nil
 }
+
+func (o *etcdObserver) evidence() (any, error) { return o.ev, o.err }
 
 func (o *etcdObserver) stop() {}
 

@@ -97,6 +97,11 @@ func Run(ctx context.Context, f *framework.Framework, p claims.LoadedProbe) {
 		res, err := r.step(ctx, s)
 		res.At = ms(r.start, res.startedAt)
 		r.steps[names[i]] = res.StepResult
+		for _, ob := range r.obs {
+			if w, ok := ob.(stepWatcher); ok {
+				w.afterStep(ctx, names[i])
+			}
+		}
 		if err != nil && !s.AllowFailure {
 			r.record()
 			framework.Unmet("probe "+p.ID, "step "+names[i], err.Error())

@@ -127,10 +127,12 @@ func describeObserver(o claims.Observer, put func(path, text string, args ...any
 		}
 	case o.Etcd != nil:
 		obj := o.Etcd.String()
-		put(n, "%s as etcd holds it when the probe ends.", obj)
-		put(n+".found", "Whether etcd holds %s.", obj)
-		put(n+".key", "The key %s is stored under, the probe's namespace as {namespace}.", obj)
-		put(n+".encoding", "How the stored value is encoded: protobuf, json or other.")
+		put(n, "%s as etcd held it after each step.", obj)
+		put(n+".found", "Whether etcd held %s after some step.", obj)
+		put(n+".foundAfter", "The steps after which etcd held %s.", obj)
+		put(n+".foundAfter.0", "One step's name.")
+		put(n+".key", "The key %s was last stored under, the probe's namespace as {namespace}.", obj)
+		put(n+".encoding", "How it was last stored: protobuf, json or other.")
 	case o.Metric != nil:
 		put(n, "The %s metric %s when the probe started and when it ended.", o.Metric.Component, o.Metric.Name)
 		put(n+".before", "Its value when the probe started.")
