@@ -114,6 +114,11 @@ type Step struct {
 	// Kubectl runs the cluster's kubectl with these arguments in the
 	// probe's namespace (-n is added); its exit code is steps.<name>.code.
 	Kubectl []string `json:"kubectl,omitempty"`
+	// As runs a kubectl or exec step as another user: with an x509 client
+	// certificate the cluster's CSR API issues for it (needs a signer and
+	// the right to approve CSRs), so that the API server authenticates
+	// that user, not an impersonation.
+	As *Identity `json:"as,omitempty"`
 	// Exec runs a command in a container of a Pod of the probe (through
 	// the API server, as kubectl exec does).
 	Exec *Exec `json:"exec,omitempty"`
@@ -132,6 +137,14 @@ type Step struct {
 // run alone).
 func (p Probe) StopsComponents() bool {
 	return slices.ContainsFunc(p.Steps, func(s Step) bool { return s.StopComponent != "" })
+}
+
+// Identity is a user to act as.
+type Identity struct {
+	// User is the certificate's common name, the username.
+	User string `json:"user"`
+	// Groups are its organizations, the user's groups.
+	Groups []string `json:"groups,omitempty"`
 }
 
 // Apply is a manifest to create.
@@ -630,6 +643,9 @@ func (p Probe) validate() []string {
 			if s.Exec.Pod == "" || len(s.Exec.Command) == 0 {
 				bad("step %s: exec needs a pod and a command", name)
 			}
+		}
+		if s.As != nil && (s.As.User == "" || (s.Kubectl == nil && s.Exec == nil)) {
+			bad("step %s: as names a user, for a kubectl or exec step", name)
 		}
 	}
 	return errs

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/onsi/ginkgo/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,11 +28,14 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/framework/kubectl"
 )
 
 // DefaultTimeout bounds a probe that gives none; DefaultWait a wait.
@@ -160,14 +164,14 @@ func (r *run) step(ctx context.Context, s claims.Step) (res stepResult, err erro
 	case s.Wait != nil:
 		err = r.wait(ctx, s.Wait)
 	case s.Kubectl != nil:
-		res.Code, res.Message, err = r.kubectl(ctx, s.Kubectl)
+		res.Code, res.Message, err = r.kubectl(ctx, s.As, s.Kubectl)
 	case s.StopComponent != "":
 		// The framework starts it again when the spec ends, if no step did.
 		r.started[s.StopComponent] = r.f.StopComponent(ctx, s.StopComponent)
 	case s.StartComponent != "":
 		err = r.started[s.StartComponent](ctx)
 	case s.Exec != nil:
-		res.Code, res.Message, err = r.kubectl(ctx, append(append([]string{"exec", s.Exec.Pod}, containerArg(s.Exec.Container)...), append([]string{"--"}, s.Exec.Command...)...))
+		res.Code, res.Message, err = r.kubectl(ctx, s.As, append(append([]string{"exec", s.Exec.Pod}, containerArg(s.Exec.Container)...), append([]string{"--"}, s.Exec.Command...)...))
 	}
 	return res, err
 }
@@ -279,9 +283,17 @@ func (r *run) delete(ctx context.Context, d *claims.Delete) (int, error) {
 	return 200, nil
 }
 
-// kubectl runs the cluster's kubectl in the probe's namespace.
-func (r *run) kubectl(ctx context.Context, args []string) (int, string, error) {
-	res, err := r.f.Kubectl.Run(ctx, nil, append([]string{"-n", r.f.Namespace}, args...)...)
+// kubectl runs the cluster's kubectl in the probe's namespace, as the
+// run's user or as id.
+func (r *run) kubectl(ctx context.Context, id *claims.Identity, args []string) (int, string, error) {
+	k := r.f.Kubectl
+	if id != nil {
+		var err error
+		if k, err = r.kubectlAs(ctx, *id); err != nil {
+			return 0, "", err
+		}
+	}
+	res, err := k.Run(ctx, nil, append([]string{"-n", r.f.Namespace}, args...)...)
 	if err != nil {
 		return 0, "", err
 	}
@@ -319,4 +331,27 @@ func jsonValue(v any) any {
 	var out any
 	_ = json.Unmarshal(data, &out)
 	return out
+}
+
+// kubectlAs is kubectl with a kubeconfig of its own: the cluster's server
+// and CA, and a client certificate the CSR API issued for id.
+func (r *run) kubectlAs(ctx context.Context, id claims.Identity) (kubectl.Runner, error) {
+	cert, key := r.f.ClientCertificate(ctx, id.User, id.Groups...)
+	cfg := clientcmdapi.NewConfig()
+	ca := r.f.RESTConfig.CAData
+	if len(ca) == 0 && r.f.RESTConfig.CAFile != "" {
+		var err error
+		if ca, err = os.ReadFile(r.f.RESTConfig.CAFile); err != nil {
+			return kubectl.Runner{}, fmt.Errorf("the cluster's CA: %w", err)
+		}
+	}
+	cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: r.f.RESTConfig.Host, CertificateAuthorityData: ca}
+	cfg.AuthInfos[id.User] = &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: key}
+	cfg.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: id.User}
+	cfg.CurrentContext = "c"
+	path := filepath.Join(ginkgo.GinkgoT().TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return kubectl.Runner{}, fmt.Errorf("write a kubeconfig for %s: %w", id.User, err)
+	}
+	return kubectl.Runner{Path: r.f.Kubectl.Path, Kubeconfig: path}, nil
 }
