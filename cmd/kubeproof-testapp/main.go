@@ -1,6 +1,8 @@
 // Command kubeproof-testapp is the one workload image kubeproof's suites run.
 //
-//	kubeproof-testapp [serve] [--listen :8080] [--ready] [--healthy] [--startup-delay D]
+//	kubeproof-testapp [serve] [--listen :8080] [--ready] [--healthy] [--startup-delay D] [--on-term exit|ignore|delay=D]
+//	kubeproof-testapp exit [--code N] [--after D]
+//	kubeproof-testapp note [--after D] TEXT...
 //	kubeproof-testapp fetch [--count N] [--timeout D] URL
 //	kubeproof-testapp cgroup
 //	kubeproof-testapp proc
@@ -11,6 +13,23 @@
 // the cgroup limits it runs under. fetch is a client for pod-to-pod and
 // Service checks: it tallies which pods answered. cgroup prints the limits;
 // proc the process's namespaces, seccomp mode and hostname.
+//
+// serve, exit and note also write the termination log ($TERMINATION_LOG,
+// else /dev/termination-log), which the kubelet copies into the Pod's
+// status.containerStatuses[].state.terminated.message, so that a manifest
+// alone (no code in the container) shows a Pod's life in its status:
+//
+//	start @1764201600123           serve started (unix ms)
+//	note poststart @1764201600131  `note poststart` (an exec hook) or GET /note?text=poststart
+//	signal SIGTERM +5012ms         a signal serve or exit received (ms since the process started)
+//	exit 0                         how the process ended (none after a SIGKILL)
+//
+// --on-term says what serve does on SIGTERM or SIGINT: exit (shut down,
+// exit 0), ignore (keep serving until the kubelet kills it after the grace
+// period) or delay=D (keep serving D, then shut down). Other signals
+// (SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2) are only recorded. exit waits D and
+// exits with code N: init containers, crash loops. note appends one line,
+// for lifecycle hooks; in the image the program is /kubeproof-testapp.
 package main
 
 import (
@@ -23,11 +42,9 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/kubeproof/kubeproof/framework/testapp"
@@ -42,10 +59,18 @@ func main() {
 	if len(args) > 0 && !isFlag(args[0]) {
 		mode, args = args[0], args[1:]
 	}
+	log := termLogFromEnv()
 	var err error
 	switch mode {
 	case "serve":
-		err = serve(args)
+		err = serve(args, log)
+		finish(log, 0, err)
+	case "exit":
+		var code int
+		code, err = exitMode(args, log)
+		finish(log, code, err)
+	case "note":
+		err = noteMode(args, log)
 	case "fetch":
 		err = fetch(args)
 	case "cgroup":
@@ -53,12 +78,32 @@ func main() {
 	case "proc":
 		err = json.NewEncoder(os.Stdout).Encode(readProc())
 	default:
-		err = fmt.Errorf("unknown mode %q (want serve, fetch, cgroup or proc)", mode)
+		err = fmt.Errorf("unknown mode %q (want serve, exit, note, fetch, cgroup or proc)", mode)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, AppName+":", err)
 		os.Exit(1)
 	}
+}
+
+// finish ends serve and exit: the error, if any, and the exit code go into
+// the termination log, so that a Pod's status says why its container ended
+// (a mistyped flag in a manifest, a port in use).
+func finish(log *termLog, code int, err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, AppName+":", err)
+		log.record(testapp.ErrorLine(truncate(err.Error(), 200)))
+		code = 1
+	}
+	log.record(testapp.ExitLine(code))
+	os.Exit(code)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 func isFlag(s string) bool { return len(s) > 0 && s[0] == '-' }
@@ -92,40 +137,72 @@ func (s *state) get() (ready, healthy, started bool) {
 	return s.ready, s.healthy, s.started
 }
 
-func serve(args []string) error {
+func serve(args []string, log *termLog) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	listen := fs.String("listen", ":8080", "address to listen on")
 	ready := fs.Bool("ready", true, "initial readiness (/readyz)")
 	healthy := fs.Bool("healthy", true, "initial liveness (/healthz)")
 	startupDelay := fs.Duration("startup-delay", 0, "how long /startupz fails after start")
+	term := onTerm{kind: "exit"}
+	fs.Var(&term, "on-term", "on SIGTERM or SIGINT: exit, ignore (until SIGKILL) or delay=D (serve D more, then exit)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if fs.NArg() != 0 {
+		return fmt.Errorf("serve takes no arguments, got %q", fs.Args())
+	}
+	// "start" first, so that each start of the container is in its log
+	// (after a restart, the previous one is in lastState).
+	log.record(testapp.StartLine(processStart))
+	termc, stopSignals := watchSignals(log)
+	defer stopSignals()
+
 	st := newState(*ready, *healthy, *startupDelay)
 	podIP := os.Getenv("POD_IP")
 	if podIP == "" {
 		podIP = firstIPv4()
 	}
-	mux := newHandler(st, podIP)
+	mux := newHandler(st, podIP, log)
 
-	srv := &http.Server{Addr: *listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", *listen, err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	fmt.Fprintf(os.Stderr, "%s: serving on %s (pod IP %s)\n", AppName, *listen, podIP)
+	go func() { errc <- srv.Serve(ln) }()
+	// The address listened on, not the one asked for: with port 0 the
+	// caller learns the port here.
+	fmt.Fprintf(os.Stderr, "%s: serving on %s (pod IP %s)\n", AppName, ln.Addr(), podIP)
 	select {
 	case err := <-errc:
 		return err
-	case <-ctx.Done():
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		return srv.Shutdown(shutdownCtx)
+	case <-termc:
 	}
+	switch term.kind {
+	case "ignore":
+		// Until the kubelet's SIGKILL at the end of the grace period;
+		// nothing is written after the signal line, which is the point.
+		return <-errc
+	case "delay":
+		timer := time.NewTimer(term.delay)
+		defer timer.Stop()
+		select {
+		case err := <-errc:
+			return err
+		case <-timer.C:
+		}
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shut down: %w", err)
+	}
+	return nil
 }
 
 // newHandler serves the identity, probe, control and cgroup endpoints.
-func newHandler(st *state, podIP string) http.Handler {
+func newHandler(st *state, podIP string, log *termLog) http.Handler {
 	hostname, _ := os.Hostname()
 	identity := func(r *http.Request) testapp.Identity {
 		rd, h, s := st.get()
@@ -176,6 +253,22 @@ func newHandler(st *state, podIP string) http.Handler {
 	})
 	mux.HandleFunc("/cgroup", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, readCgroupLimits())
+	})
+	// /note?text=prestop appends "note prestop @<unix ms>" to the
+	// termination log: an httpGet lifecycle hook's trace. It answers 200
+	// even when the line could not be written (stderr says why): a failed
+	// postStart hook would have the kubelet kill the container, and the
+	// missing line already shows the failure.
+	mux.HandleFunc("/note", func(w http.ResponseWriter, r *http.Request) {
+		text := testapp.OneLine(r.URL.Query().Get("text"))
+		if text == "" {
+			http.Error(w, "/note needs ?text=", http.StatusBadRequest)
+			return
+		}
+		line := testapp.NoteLine(text, time.Now())
+		log.record(line)
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, line)
 	})
 	return mux
 }
