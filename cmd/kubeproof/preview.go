@@ -15,12 +15,13 @@ import (
 // checkSelection stops a run whose filters select no spec, before anything
 // is brought up; with dryRun it prints what would run, each spec with the
 // selected claims that name it (the catalog's and --claims-file's), as JSON
-// with output json, and stops the run.
-func checkSelection(ctx context.Context, w io.Writer, selected []claims.Claim, labelFilter string, focus, skip []string, dryRun bool, output string) (stop bool, err error) {
+// with output json, and stops the run. probeFiles are the claims files
+// whose probes are specs of the run.
+func checkSelection(ctx context.Context, w io.Writer, selected []claims.Claim, probeFiles []string, labelFilter string, focus, skip []string, dryRun bool, output string) (stop bool, err error) {
 	if labelFilter == "" && len(focus) == 0 && len(skip) == 0 && !dryRun {
 		return false, nil
 	}
-	run, total, err := runner.PreviewSpecs(ctx, labelFilter, focus, skip)
+	run, total, err := runner.PreviewSpecs(ctx, labelFilter, focus, skip, probeFiles)
 	if err != nil {
 		return true, err
 	}

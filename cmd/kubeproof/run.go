@@ -167,7 +167,7 @@ func planRun(cmd *cobra.Command, o *options, r *runOptions) (plan runner.Plan, s
 		}
 	}
 	// An empty selection is a usage error, found before anything is up.
-	if stop, err := checkSelection(ctx, cmd.OutOrStdout(), selected, filter, r.specs.Focus, r.specs.Skip, r.dryRun, r.output); stop || err != nil {
+	if stop, err := checkSelection(ctx, cmd.OutOrStdout(), selected, cat.ProbeFiles(), filter, r.specs.Focus, r.specs.Skip, r.dryRun, r.output); stop || err != nil {
 		return plan, true, err
 	}
 	reportDir, err := filepath.Abs(r.reportDir)

@@ -29,7 +29,9 @@ type SelectedSpec struct {
 // PreviewSpecs asks the specs themselves which of them a run with this label
 // filter and focus would run: this binary as the spec runner with Ginkgo's
 // dry run, which walks the specs without running any (no cluster needed).
-func PreviewSpecs(ctx context.Context, labelFilter string, focus, skip []string) (run []SelectedSpec, total int, err error) {
+// claimsFiles are the claims files whose probes are specs of the run, as
+// the spec processes are given them.
+func PreviewSpecs(ctx context.Context, labelFilter string, focus, skip, claimsFiles []string) (run []SelectedSpec, total int, err error) {
 	dir, err := os.MkdirTemp("", "kubeproof-preview-")
 	if err != nil {
 		return nil, 0, fmt.Errorf("preview the selection: %w", err)
@@ -49,6 +51,9 @@ func PreviewSpecs(ctx context.Context, labelFilter string, focus, skip []string)
 	}
 	for _, f := range skip {
 		args = append(args, "--ginkgo.skip="+f)
+	}
+	for _, f := range claimsFiles {
+		args = append(args, "--kubeproof.claims-file="+f)
 	}
 	cmd := exec.CommandContext(ctx, specs, args...)
 	cmd.Dir, cmd.Stdout = dir, io.Discard
