@@ -21,7 +21,7 @@ GOFLAGS_BUILD := -trimpath -buildvcs=false
 # be safe in parallel; this also proves it). E.g. RUN_FLAGS="--document 003 -v".
 RUN_FLAGS  ?= --parallel 4
 
-.PHONY: all build dist dist-check image-check run test unit browser lint e2e e2e-kind e2e-restricted e2e-cgroup2 test-kind faults faults-ci interrupt rounds bench matrix prepare down down-all clean junit-readers
+.PHONY: all build dist dist-check image-check run test unit browser lint e2e e2e-kind e2e-restricted e2e-example e2e-cgroup2 test-kind faults faults-ci interrupt rounds bench matrix prepare down down-all clean junit-readers
 
 all: build
 
@@ -40,7 +40,7 @@ run: build
 ## matrix's CI subset, kubeproof's container image and release archives
 ## (as their users get them); last, the JUnit reports of those runs read by CI
 ## readers' parsers
-test: lint unit browser e2e e2e-kind e2e-quorum e2e-restricted e2e-cgroup2 faults-ci interrupt registry image-check dist-check junit-readers
+test: lint unit browser e2e e2e-kind e2e-quorum e2e-restricted e2e-example e2e-cgroup2 faults-ci interrupt registry image-check dist-check junit-readers
 # The readers read the reports make test has just written, too.
 test: JUNIT_REPORTS += $(REPORT_DIR) $(REPORT_DIR)-kind $(REPORT_DIR)-quorum $(REPORT_DIR)-restricted
 
@@ -97,6 +97,12 @@ e2e-quorum: build
 e2e-restricted: build
 	$(KUBEPROOF) run --provider local --admission-control-config-file fixtures/admission/podsecurity-restricted.yaml --report-dir $(REPORT_DIR)-restricted $(RUN_FLAGS)
 	$(KUBEPROOF) report diff $(REPORT_DIR) $(REPORT_DIR)-restricted
+
+## e2e-example: the worked example of docs/examples/pod-lifecycle, a
+## document checked from its claims file alone (probes): every testable
+## sentence must be decided on a local cluster
+e2e-example: build
+	ci/example.sh local
 
 ## e2e-cgroup2: the local provider on machines with cgroup v2 alone, as
 ## today's Linux distributions and CI runners mount it: user-mode-linux
