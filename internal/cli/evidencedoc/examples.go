@@ -3,12 +3,10 @@ package evidencedoc
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
+
+	"github.com/kubeproof/kubeproof/framework/claims"
 )
 
 // Examples are the evidence a run recorded: by spec ID, then evidence name,
@@ -42,34 +40,4 @@ func ReadExamples(reportDir string) (Examples, error) {
 
 // At returns the value recorded at path by spec: a list or an object
 // whole, the first element for 0, the first key in order for {key}.
-func (e Examples) At(spec, path string) (any, bool) {
-	parts := strings.Split(path, ".")
-	v, ok := e[spec][parts[0]]
-	if !ok {
-		return nil, false
-	}
-	for _, p := range parts[1:] {
-		switch x := v.(type) {
-		case map[string]any:
-			if p == "{key}" {
-				keys := slices.Sorted(maps.Keys(x))
-				if len(keys) == 0 {
-					return nil, false
-				}
-				p = keys[0]
-			}
-			if v, ok = x[p]; !ok {
-				return nil, false
-			}
-		case []any:
-			i, err := strconv.Atoi(p)
-			if err != nil || i < 0 || i >= len(x) {
-				return nil, false
-			}
-			v = x[i]
-		default:
-			return nil, false
-		}
-	}
-	return v, true
-}
+func (e Examples) At(spec, path string) (any, bool) { return claims.Lookup(e[spec], path) }
