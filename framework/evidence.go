@@ -98,10 +98,7 @@ func (e Evidence[T]) Record(v T) {
 	if id := CurrentSpecID(); !slices.Contains(e.specs, id) {
 		ginkgo.Fail(fmt.Sprintf("harness bug: spec %q records evidence %q, declared only for %s", id, e.name, strings.Join(e.specs, ", ")))
 	}
-	if _, err := json.Marshal(v); err != nil {
-		ginkgo.Fail(fmt.Sprintf("harness bug: evidence %q does not encode as JSON, so the judge cannot read it: %v", e.name, err))
-	}
-	record(claims.Record{Kind: claims.EvidenceRecord, Name: e.name, Value: v}, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+	RecordProbeEvidence(e.name, v)
 }
 
 // record reports r to the judge.
@@ -119,7 +116,7 @@ func (e Evidence[T]) Unobservable(reason string, args ...any) {
 	if len(args) > 0 {
 		reason = fmt.Sprintf(reason, args...)
 	}
-	record(claims.Record{Kind: claims.UnobservableRecord, Name: e.name, Reason: reason}, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+	ProbeUnobservable(e.name, reason)
 }
 
 // CurrentSpecID is the ID (spec:<id> label) of the running spec.
@@ -207,9 +204,10 @@ func NewSamples(values []float64) Samples {
 // it: with our images taken from the run's registry, if it has one.
 func Manifest(name string) []byte { return images.Rewrite(fixtures.MustRead(name)) }
 
-// RecordProbeEvidence records v as evidence name of the running spec, a
-// probe: its evidence is declared by its claims file (claims.Probe.Evidence)
-// and checked by lint, not by DeclareEvidence.
+// RecordProbeEvidence records v as evidence name of the running spec. A
+// probe calls it directly: its evidence is declared by its claims file
+// (claims.Probe.Evidence) and checked by lint, not by DeclareEvidence;
+// Evidence.Record calls it once the declaration is checked.
 func RecordProbeEvidence(name string, v any) {
 	ginkgo.GinkgoHelper()
 	if _, err := json.Marshal(v); err != nil {

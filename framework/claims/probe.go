@@ -3,6 +3,8 @@ package claims
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -47,6 +49,23 @@ type LoadedProbe struct {
 	// the spec processes load it from and its apply files are relative to.
 	File string
 	Path string
+}
+
+// Manifest is the YAML an apply step creates: inline, or read from its
+// file, relative to the claims file.
+func (p LoadedProbe) Manifest(a Apply) ([]byte, error) {
+	if a.File == "" {
+		return []byte(a.Manifest), nil
+	}
+	path := a.File
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(filepath.Dir(p.Path), path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("probe %s: read manifest: %w", p.ID, err)
+	}
+	return data, nil
 }
 
 // ProbeFiles are the absolute paths of the files the catalog's probes are

@@ -269,6 +269,8 @@ type auditObserver struct {
 	log    *audit.Log
 	from   audit.Offset
 	filter claims.AuditFilter
+	// userRE is the filter's user when it is a regular expression.
+	userRE *regexp.Regexp
 }
 
 func (r *run) readAudit(f *claims.AuditFilter) (*auditObserver, error) {
@@ -280,7 +282,12 @@ func (r *run) readAudit(f *claims.AuditFilter) (*auditObserver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the audit log: %w", err)
 	}
-	return &auditObserver{r: r, log: log, from: from, filter: *f}, nil
+	o := &auditObserver{r: r, log: log, from: from, filter: *f}
+	if strings.HasPrefix(f.User, "^") {
+		// Checked when the file loaded.
+		o.userRE = regexp.MustCompile(f.User)
+	}
+	return o, nil
 }
 
 func (o *auditObserver) match(e audit.Event) bool {
@@ -290,8 +297,8 @@ func (o *auditObserver) match(e audit.Event) bool {
 	}
 	f := o.filter
 	user := f.User == "" || e.User.Username == f.User
-	if strings.HasPrefix(f.User, "^") {
-		user = regexp.MustCompile(f.User).MatchString(e.User.Username)
+	if o.userRE != nil {
+		user = o.userRE.MatchString(e.User.Username)
 	}
 	return user && (len(f.Verbs) == 0 || slices.Contains(f.Verbs, e.Verb)) &&
 		(f.Resource == "" || ref.Resource == f.Resource) && (f.Subresource == "" || ref.Subresource == f.Subresource) &&

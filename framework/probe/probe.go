@@ -203,16 +203,9 @@ func (r *run) resource(apiVersion, kind string) (dynamic.ResourceInterface, erro
 // apply creates every object of a manifest, with kubeproof's images taken
 // from the run's registry and the run's ownership labels.
 func (r *run) apply(ctx context.Context, a *claims.Apply) (int, error) {
-	data := []byte(a.Manifest)
-	if a.File != "" {
-		p := a.File
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(filepath.Dir(r.p.Path), p)
-		}
-		var err error
-		if data, err = os.ReadFile(p); err != nil {
-			return 0, fmt.Errorf("read manifest: %w", err)
-		}
+	data, err := r.p.Manifest(*a)
+	if err != nil {
+		return 0, err
 	}
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(images.Rewrite(data)), 4096)
 	code := 0

@@ -42,7 +42,7 @@ var _ = ginkgo.Describe("probes of claims files", func() {
 			args = append(args, ginkgo.Serial)
 		}
 		ginkgo.It(p.Description, append(args, func(ctx ginkgo.SpecContext) {
-			if usesOurImages(p.Probe) {
+			if usesOurImages(p) {
 				f.Needs(framework.Images)
 			}
 			probe.Run(ctx, f, p)
@@ -53,10 +53,15 @@ var _ = ginkgo.Describe("probes of claims files", func() {
 // usesOurImages reports whether a manifest of the probe runs one of
 // kubeproof's images: the probe then needs the canary to have seen them
 // run (a cluster whose nodes cannot get them makes its claims not
-// checkable, naming that, rather than failing a step).
-func usesOurImages(p claims.Probe) bool {
+// checkable, naming that, rather than failing a step). A manifest that
+// cannot be read counts: the step that applies it says why.
+func usesOurImages(p claims.LoadedProbe) bool {
 	for _, s := range p.Steps {
-		if s.Apply != nil && (strings.Contains(s.Apply.Manifest, images.LoadedRegistry) || s.Apply.File != "") {
+		if s.Apply == nil {
+			continue
+		}
+		data, err := p.Manifest(*s.Apply)
+		if err != nil || strings.Contains(string(data), images.LoadedRegistry+"/") {
 			return true
 		}
 	}
