@@ -50,7 +50,7 @@ test-kind: e2e-kind
 unit:
 	$(GO) test ./...
 
-## browser: claims.html of a real run's report (internal/cli/report/testdata)
+## browser: claims.html of a real run's report (internal/report/testdata)
 ## rendered by headless Chromium at 1280 and 1400 px and as printed (A4
 ## landscape); fails when the page is wider than its window, a column is
 ## narrower than its minimum or a cell's content spills. Installs Debian's
@@ -59,7 +59,7 @@ unit:
 BROWSER_DIR ?= _output/browser
 browser:
 	mkdir -p $(BROWSER_DIR)
-	$(GO) test -tags browser -count=1 -run TestReportInBrowser -v ./internal/cli/report -args -browser.out=$(abspath $(BROWSER_DIR))
+	$(GO) test -tags browser -count=1 -run TestReportInBrowser -v ./internal/report -args -browser.out=$(abspath $(BROWSER_DIR))
 
 ## lint: gofmt, go vet (with the e2e tag too), go mod tidy, actionlint on the
 ## GitHub Actions recipe, golangci-lint (.golangci.yml); the two linters are
@@ -76,7 +76,7 @@ lint: $(ACTIONLINT) $(GOLANGCI_LINT)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./suites/... ./cmd/... ./internal/runner
-	$(GO) vet -tags browser ./internal/cli/report
+	$(GO) vet -tags browser ./internal/report
 	$(GO) mod tidy -diff
 	ci/actionlint.sh $(ACTIONLINT)
 	$(GOLANGCI_LINT) run ./...

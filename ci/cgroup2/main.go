@@ -25,10 +25,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kubeproof/kubeproof/internal/cli/report"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
 	"github.com/kubeproof/kubeproof/internal/provision/umlguest"
+	"github.com/kubeproof/kubeproof/internal/report"
 )
 
 func main() {

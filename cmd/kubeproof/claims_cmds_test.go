@@ -12,9 +12,9 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/internal/cli/claimlint"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/runner"
+	"github.com/kubeproof/kubeproof/internal/tools/claimlint"
 )
 
 // claims new writes a file whose only problem is its placeholder quote;

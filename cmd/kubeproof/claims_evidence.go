@@ -9,8 +9,8 @@ import (
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/internal/cli/evidencedoc"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/tools/evidencedoc"
 )
 
 // evidenceFlags are `claims specs --evidence`'s: the evidence catalog

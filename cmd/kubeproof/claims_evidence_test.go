@@ -9,8 +9,8 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/internal/cli/evidencedoc"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/tools/evidencedoc"
 )
 
 // claims specs --evidence -o json is kubeproof.io/evidence/v1 and has every

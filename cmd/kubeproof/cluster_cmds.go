@@ -9,7 +9,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/internal/cli/artifacts"
-	"github.com/kubeproof/kubeproof/internal/cli/clusterflags"
+	"github.com/kubeproof/kubeproof/internal/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
 )

@@ -7,7 +7,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/internal/cli/clusterflags"
+	"github.com/kubeproof/kubeproof/internal/clusterflags"
 )
 
 // completeWith gives a flag's completions: the candidates that start with

@@ -10,11 +10,11 @@ import (
 
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/internal/cli/clusterflags"
-	"github.com/kubeproof/kubeproof/internal/cli/faultmatrix"
-	"github.com/kubeproof/kubeproof/internal/cli/report"
+	"github.com/kubeproof/kubeproof/internal/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/report"
 	"github.com/kubeproof/kubeproof/internal/runner"
+	"github.com/kubeproof/kubeproof/internal/tools/faults"
 )
 
 type faultsOptions struct {
@@ -76,11 +76,11 @@ func runFaults(cmd *cobra.Command, o *options, fo *faultsOptions) error {
 			return exitcode.Errorf(exitcode.Usage, "--matrix: %v", err)
 		}
 	}
-	m, err := faultmatrix.Parse(data, cat)
+	m, err := faults.Parse(data, cat)
 	if err != nil {
 		return exitcode.With(exitcode.Usage, err)
 	}
-	faults, err := m.Select(fo.only, fo.ci)
+	selected, err := m.Select(fo.only, fo.ci)
 	if err != nil {
 		return exitcode.With(exitcode.Usage, fmt.Errorf("--fault: %w", err))
 	}
@@ -91,7 +91,7 @@ func runFaults(cmd *cobra.Command, o *options, fo *faultsOptions) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return exitcode.Errorf(exitcode.Usage, "--report-dir: %v", err)
 	}
-	plan := runner.FaultsPlan{Cluster: *o, Catalog: cat, Faults: faults, Specs: fo.specs, ReportDir: dir}
+	plan := runner.FaultsPlan{Cluster: *o, Catalog: cat, Faults: selected, Specs: fo.specs, ReportDir: dir}
 	if fo.baseline != "" {
 		healthy, err := report.Load(fo.baseline)
 		if err != nil {
@@ -103,7 +103,7 @@ func runFaults(cmd *cobra.Command, o *options, fo *faultsOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := faultmatrix.WriteReports(dir, outcomes); err != nil {
+	if err := faults.WriteReports(dir, outcomes); err != nil {
 		return err
 	}
 	missed := 0

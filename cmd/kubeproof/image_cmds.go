@@ -8,8 +8,8 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/internal/cli/artifacts"
-	"github.com/kubeproof/kubeproof/internal/cli/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/cli/dockerapi"
+	"github.com/kubeproof/kubeproof/internal/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/runner"
 )

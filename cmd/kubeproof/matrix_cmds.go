@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubeproof/kubeproof/internal/cli/clusterflags"
-	"github.com/kubeproof/kubeproof/internal/cli/report"
+	"github.com/kubeproof/kubeproof/internal/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/report"
 )
 
 func newMatrixCommand(o *options) *cobra.Command {

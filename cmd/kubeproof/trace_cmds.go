@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubeproof/kubeproof/internal/cli/chart"
-	"github.com/kubeproof/kubeproof/internal/cli/trace"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/report/chart"
 	"github.com/kubeproof/kubeproof/internal/runner"
+	"github.com/kubeproof/kubeproof/internal/tools/trace"
 )
 
 type traceOptions struct {

@@ -2,7 +2,7 @@
 // documented sentences (claims), the specs that check each one, and the
 // names under which specs record what they observed (their evidence). The
 // judge that turns evidence into a verdict per claim runs after the specs,
-// in the CLI (internal/cli/judge).
+// in the CLI (internal/judge).
 //
 // The catalog is data (YAML files, fixtures/claims), so that users can check
 // their own documents with their own claims files pointing at existing specs.

@@ -89,8 +89,8 @@ func TestLayers(t *testing.T) {
 func TestRulesRefuse(t *testing.T) {
 	for _, c := range [][2]string{
 		{"framework", "internal/provision/local"},
-		{"framework/cluster", "internal/cli/report"},
-		{"internal/provision/local", "internal/cli/report"},
+		{"framework/cluster", "internal/report"},
+		{"internal/provision/local", "internal/report"},
 		{"internal/provision/kind", "framework/claims"},
 		{"internal/pki", "framework/cluster"},
 		{"cmd/kubeproof", "internal/provision/providers"},

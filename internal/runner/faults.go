@@ -8,12 +8,12 @@ import (
 	"strings"
 
 	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/internal/cli/clusterflags"
-	"github.com/kubeproof/kubeproof/internal/cli/faultmatrix"
-	"github.com/kubeproof/kubeproof/internal/cli/report"
+	"github.com/kubeproof/kubeproof/internal/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/pki"
 	"github.com/kubeproof/kubeproof/internal/provision/create"
+	"github.com/kubeproof/kubeproof/internal/report"
+	"github.com/kubeproof/kubeproof/internal/tools/faults"
 )
 
 // FaultsPlan is a run of the fault matrix: the suites on a healthy cluster
@@ -21,7 +21,7 @@ import (
 type FaultsPlan struct {
 	Cluster ClusterOptions
 	Catalog *claims.Catalog
-	Faults  []faultmatrix.Fault
+	Faults  []faults.Fault
 	// Baseline is the report of a run on a healthy cluster; nil: make one.
 	Baseline *report.Report
 	Specs    Specs
@@ -33,7 +33,7 @@ type FaultsPlan struct {
 // Faults runs the fault matrix and checks each fault's run against the
 // healthy one. A fault whose run fails is an outcome (RunError), not an
 // error; an interrupt or a healthy run that fails is.
-func Faults(ctx context.Context, plan FaultsPlan) ([]faultmatrix.Outcome, error) {
+func Faults(ctx context.Context, plan FaultsPlan) ([]faults.Outcome, error) {
 	pr := Printer()
 	// Refuted claims are failures in claims-junit.xml, as run's default.
 	suites := Suites{Catalog: plan.Catalog, Selected: plan.Catalog.Claims, Specs: plan.Specs, RefutedFails: true}
@@ -43,22 +43,22 @@ func Faults(ctx context.Context, plan FaultsPlan) ([]faultmatrix.Outcome, error)
 	} else {
 		pr.Infof("fault matrix: a healthy cluster first")
 		var err error
-		if healthy, err = runBroken(ctx, plan.Cluster, suites, faultmatrix.Fault{ID: "healthy"}, filepath.Join(plan.ReportDir, "healthy")); err != nil {
+		if healthy, err = runBroken(ctx, plan.Cluster, suites, faults.Fault{ID: "healthy"}, filepath.Join(plan.ReportDir, "healthy")); err != nil {
 			return nil, err
 		}
 	}
-	var outcomes []faultmatrix.Outcome
+	var outcomes []faults.Outcome
 	for i, f := range plan.Faults {
 		pr.Infof("fault %d of %d: %s (%s)", i+1, len(plan.Faults), f.ID, f.Description)
 		rep, err := runBroken(ctx, plan.Cluster, suites, f, filepath.Join(plan.ReportDir, f.ID))
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		var out faultmatrix.Outcome
+		var out faults.Outcome
 		if err != nil {
-			out = faultmatrix.Outcome{Fault: f, RunError: err.Error()}
+			out = faults.Outcome{Fault: f, RunError: err.Error()}
 		} else {
-			out = faultmatrix.Check(f, healthy, rep)
+			out = faults.Check(f, healthy, rep)
 		}
 		outcomes = append(outcomes, out)
 		pr.Infof("fault %s: detected %t (%d of %d listed claims as expected, %d others changed, %d errors)",
@@ -70,7 +70,7 @@ func Faults(ctx context.Context, plan FaultsPlan) ([]faultmatrix.Outcome, error)
 // runBroken brings up a cluster broken as f says, runs the suites on it,
 // and removes it. A run whose specs fail is expected (the cluster is
 // broken); one that cannot bring the cluster up or judge is an error.
-func runBroken(ctx context.Context, o ClusterOptions, s Suites, f faultmatrix.Fault, dir string) (report.Report, error) {
+func runBroken(ctx context.Context, o ClusterOptions, s Suites, f faults.Fault, dir string) (report.Report, error) {
 	work, err := os.MkdirTemp("", "kubeproof-fault-")
 	if err != nil {
 		return report.Report{}, fmt.Errorf("fault %s: %w", f.ID, err)

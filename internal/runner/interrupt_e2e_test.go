@@ -25,8 +25,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubeproof/kubeproof/internal/cli/report"
 	"github.com/kubeproof/kubeproof/internal/provision/local"
+	"github.com/kubeproof/kubeproof/internal/report"
 )
 
 // The test's cluster, beside any other on the machine.

@@ -14,8 +14,8 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/internal/cli/judge"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/judge"
 )
 
 // SelectedSpec is a spec a run would run: its ID, its text and the claims

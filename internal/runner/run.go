@@ -9,8 +9,8 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/internal/cli/artifacts"
-	"github.com/kubeproof/kubeproof/internal/cli/report"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/report"
 )
 
 // ErrReported marks an outcome already printed (Ginkgo printed the failed

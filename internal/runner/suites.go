@@ -10,9 +10,9 @@ import (
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/internal/cli/judge"
-	"github.com/kubeproof/kubeproof/internal/cli/report"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/judge"
+	"github.com/kubeproof/kubeproof/internal/report"
 )
 
 // Suites is one run of the suites on a cluster that is up: which claims,

@@ -1,0 +1,37 @@
+// Package realrun reads the report of a real local run that the report and
+// judge tests are checked against (internal/report/testdata/local-run,
+// README there), so that every test reads the same run the same way.
+package realrun
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// Path is the run's claims.json (gzipped), found from this file's place in
+// the source tree so that tests of any package can read it.
+func Path() string {
+	_, self, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(self), "..", "testdata", "local-run", "claims.json.gz")
+}
+
+// Decode decodes the run's claims.json into v, failing t when it cannot.
+func Decode(t testing.TB, v any) {
+	t.Helper()
+	f, err := os.Open(Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.NewDecoder(zr).Decode(v); err != nil {
+		t.Fatalf("decode %s: %v", Path(), err)
+	}
+}
