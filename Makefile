@@ -12,10 +12,11 @@ BIN        := _output/bin
 REPORT_DIR ?= _output/report
 VERSION    ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 KUBEPROOF  := $(BIN)/kubeproof
-# The programs packed into images are built without version stamps (nor VCS
+# The programs packed into images (those of cmd/, and the node programs
+# behind provisioning's door) are built without version stamps (nor VCS
 # data): an unchanged program gives the same binary at every commit, so image
 # caches keyed on it (the kind node image among them) stay valid.
-PROGRAMS   := $(addprefix ./,$(filter-out cmd/kubeproof,$(patsubst %/,%,$(dir $(wildcard cmd/*/main.go)))))
+PROGRAMS   := $(addprefix ./,$(filter-out cmd/kubeproof,$(patsubst %/,%,$(dir $(wildcard cmd/*/main.go internal/provision/cmd/*/main.go)))))
 GOFLAGS_BUILD := -trimpath -buildvcs=false
 # Flags for `kubeproof run`: specs run in 4 processes (they are written to
 # be safe in parallel; this also proves it). E.g. RUN_FLAGS="--document 003 -v".
@@ -127,7 +128,7 @@ FORCE:
 e2e-cgroup2: build $(TOOLS)/cgroup2
 	@# The unit tests that need a cgroup v2 root (skipped on this machine).
 	mkdir -p $(CGROUP2_DIR)/unit
-	$(GO) test -c -o $(CGROUP2_DIR)/unit/hostchange.test ./internal/provision/hostchange
+	$(GO) test -c -o $(CGROUP2_DIR)/unit/hostchange.test ./internal/provision/internal/hostchange
 	$(TOOLS)/cgroup2 --results $(CGROUP2_DIR)/unit --no-report -- $(CGROUP2_DIR)/unit/hostchange.test -test.v -test.run 'Cgroup|Subtree|Modules'
 	$(TOOLS)/cgroup2 --results $(CGROUP2_DIR)/unit --no-report --systemd -- $(CGROUP2_DIR)/unit/hostchange.test -test.v -test.run 'Cgroup|Subtree|Modules'
 	$(KUBEPROOF) run --provider local --label-filter '$(CGROUP2_SPECS)' --report-dir $(CGROUP2_DIR)/host $(CGROUP2_RUN_FLAGS)

@@ -7,12 +7,15 @@ import (
 	"testing"
 
 	"github.com/kubeproof/kubeproof/framework"
-	// The providers, so that specs can open the cluster's (to start an
-	// extra API server, say).
-	_ "github.com/kubeproof/kubeproof/internal/provision/providers"
+	"github.com/kubeproof/kubeproof/internal/provision"
 )
 
-func init() { framework.RegisterFlags(flag.CommandLine) }
+func init() {
+	framework.RegisterFlags(flag.CommandLine)
+	// So that specs can open the cluster's provider (to start an extra
+	// API server, say).
+	provision.RegisterOpeners()
+}
 
 // TestSuites runs every spec against the cluster given by the framework's
 // flags, e.g.

@@ -25,9 +25,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kubeproof/kubeproof/ci/cgroup2/umlguest"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
-	"github.com/kubeproof/kubeproof/internal/provision/umlguest"
 	"github.com/kubeproof/kubeproof/internal/report"
 )
 

@@ -41,10 +41,10 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/kubeproof/kubeproof/internal/debpkg"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
-	"github.com/kubeproof/kubeproof/internal/provision/create"
-	"github.com/kubeproof/kubeproof/internal/provision/debpkg"
+	"github.com/kubeproof/kubeproof/internal/provision"
 )
 
 // junitparser is Debian's package of the Python reader's library, and the
@@ -60,7 +60,7 @@ func run() exitcode.Code {
 	fs := flag.NewFlagSet("junitreaders", flag.ContinueOnError)
 	kubeproof := fs.String("kubeproof", "_output/bin/kubeproof", "the kubeproof binary that judges copies of the reports again")
 	scripts := fs.String("scripts", "ci/junit-readers", "the directory of package.json, package-lock.json, read.js and read.py")
-	cacheDir := fs.String("cache-dir", create.DefaultCacheDir(), "where the npm packages are installed (junit-readers/<lock file digest>)")
+	cacheDir := fs.String("cache-dir", provision.DefaultCacheDir(), "where the npm packages are installed (junit-readers/<lock file digest>)")
 	refutedAs := fs.String("refuted-as", "failure", "what the runs made refuted claims in claims-junit.xml (their --junit-refuted-as)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return exitcode.Usage

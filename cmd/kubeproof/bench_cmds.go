@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/provision"
 	"github.com/kubeproof/kubeproof/internal/tools/bench"
 )
 
@@ -72,16 +73,27 @@ most over the rounds. Nothing here passes or fails on a number.`,
 			}
 			releases := b.releases
 			if len(releases) == 0 {
-				releases = []string{o.KubernetesVersion}
+				releases = []string{o.Shape.KubernetesVersion}
 			}
 			for _, v := range releases {
 				if !releaseRE.MatchString(v) {
 					return exitcode.Errorf(exitcode.Usage, "--kubernetes-versions: %q is not a release version like v1.37.2", v)
 				}
 			}
-			withFlags(cmd, o)
+			// Each provider's request, as the flags make it for that
+			// provider: a flag none of them reads is refused.
+			var clusters []provision.Request
+			for _, name := range b.providers {
+				po := *o
+				po.Request.Provider = name
+				req, err := request(cmd, &po)
+				if err != nil {
+					return err
+				}
+				clusters = append(clusters, req)
+			}
 			res, err := bench.Run(cmd.Context(), bench.Plan{
-				Cluster: *o, Providers: b.providers, Releases: b.releases, Rounds: b.rounds, Pods: b.pods,
+				Clusters: clusters, Releases: b.releases, Rounds: b.rounds, Pods: b.pods,
 				Suites: b.suites, SuitesOn: b.suitesOn, Parallel: b.parallel, WarmUp: b.warmUp,
 				EndToEnd: b.endToEnd, EndToEndName: b.endToEndName, Cold: b.cold, Output: out, Kubeproof: version(),
 			})

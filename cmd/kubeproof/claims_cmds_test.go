@@ -177,7 +177,7 @@ func TestClaimsFileIsTheSelection(t *testing.T) {
 	// lists them.
 	_, open, _ := (&selection{claimsFile: file, claimIDs: []string{"MINE-EVICT"}}).selected()
 	var out strings.Builder
-	stop, err := checkSelection(context.Background(), &out, open, nil, runner.SpecFilter(open, ""), nil, nil, true, "table")
+	_, stop, err := checkSelection(context.Background(), &out, open, nil, runner.SpecFilter(open, ""), nil, nil, true, "table")
 	if !stop || err != nil || !strings.Contains(out.String(), "would run no spec") || !strings.Contains(out.String(), "MINE-EVICT") || !strings.Contains(out.String(), "open: a spec that deletes a node") {
 		t.Errorf("dry run: stop %t, err %v:\n%s", stop, err, out.String())
 	}

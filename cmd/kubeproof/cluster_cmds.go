@@ -8,10 +8,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/internal/cli/artifacts"
 	"github.com/kubeproof/kubeproof/internal/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
+	"github.com/kubeproof/kubeproof/internal/provision"
 )
 
 // providerCommand is a command that acts on the cluster the flags name.
@@ -38,7 +38,7 @@ func newUpCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			printer().Infof("up in %s; use it with: eval $(kubeproof env --name %s)", progress.Round(time.Since(begin)), o.Name)
+			printer().Infof("up in %s; use it with: eval $(kubeproof env --name %s)", progress.Round(time.Since(begin)), o.Shape.Name)
 			fmt.Printf("KUBECONFIG=%s\n", info.Kubeconfig)
 			return nil
 		})
@@ -68,7 +68,7 @@ func newDownCommand(o *options) *cobra.Command {
 			// Each is removed by a provider made for its name, as `down
 			// --name` would: its state file says what it was made with.
 			for _, name := range names {
-				o.Name = name
+				o.Shape.Name = name
 				each, err := newProvider(cmd, o, printer())
 				if err != nil {
 					return err
@@ -98,14 +98,14 @@ func newStatusCommand(o *options) *cobra.Command {
 				return err
 			}
 			if output == "json" {
-				if err := writeJSON(cmd.OutOrStdout(), statusDoc(o.Provider, o.Name, s)); err != nil {
+				if err := writeJSON(cmd.OutOrStdout(), statusDoc(o.Provider, o.Shape.Name, s)); err != nil {
 					return err
 				}
 			} else {
 				printStatus(s)
 			}
 			if !s.Up {
-				return exitcode.Errorf(exitcode.Unreachable, "cluster %q is not up", o.Name)
+				return exitcode.Errorf(exitcode.Unreachable, "cluster %q is not up", o.Shape.Name)
 			}
 			return nil
 		})
@@ -141,11 +141,11 @@ func newPrepareCommand(o *options) *cobra.Command {
 		Short: "Install host packages, build Kubernetes and etcd, and pack our images, without starting a cluster",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return artifacts.Prepare(cmd.Context(), releases(o), printer())
+			return provision.Prepare(cmd.Context(), releases(o), printer())
 		},
 	}
 	f := cmd.Flags()
-	clusterflags.Releases(f, &o.KubernetesVersion, &o.EtcdVersion, "Kubernetes release to build", "etcd release to build")
+	clusterflags.Releases(f, o, "Kubernetes release to build", "etcd release to build")
 	return cmd
 }
 

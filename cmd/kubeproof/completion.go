@@ -8,6 +8,7 @@ import (
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/internal/clusterflags"
+	"github.com/kubeproof/kubeproof/internal/provision"
 )
 
 // completeWith gives a flag's completions: the candidates that start with
@@ -70,7 +71,7 @@ func specLabels() []string {
 	return out
 }
 
-func providerNames() []string { return clusterflags.ProviderNames() }
+func providerNames() []string { return provision.Names() }
 
 // registerCompletions completes claim IDs, documents, label filters,
 // providers and the values of --junit-refuted-as and -o wherever a command

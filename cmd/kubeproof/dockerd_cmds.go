@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubeproof/kubeproof/internal/cli/dockerapi"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/provision"
 	"github.com/kubeproof/kubeproof/internal/runner"
 )
 
@@ -16,7 +16,7 @@ func newDockerdCommand(o *options) *cobra.Command {
 	cmd := groupCommand("dockerd",
 		"Run or stop kubeproof's private Docker daemon (for the kind provider on machines without Docker)",
 		`dockerd manages a private Docker daemon: Debian's docker.io, installed on first use,
-with its own socket (`+dockerapi.PrivateHost()+`), no iptables rules of its own, no IP
+with its own socket (`+provision.PrivateDockerHost()+`), no iptables rules of its own, no IP
 forwarding, and an OCI runtime that drops capabilities the machine cannot grant.
 stop removes its containers and networks and undoes its changes to the machine;
 its images stay in the cache directory.`)
@@ -25,10 +25,10 @@ its images stay in the cache directory.`)
 		Short: "Start the private Docker daemon (installs docker.io if missing)",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := dockerapi.StartPrivate(cmd.Context(), o.CacheDir, runner.Printer()); err != nil {
+			if err := provision.StartPrivateDocker(cmd.Context(), o.Shape.CacheDir, runner.Printer()); err != nil {
 				return err
 			}
-			fmt.Printf("DOCKER_HOST=%s\n", dockerapi.PrivateHost())
+			fmt.Printf("DOCKER_HOST=%s\n", provision.PrivateDockerHost())
 			return nil
 		},
 	}, &cobra.Command{
@@ -36,17 +36,17 @@ its images stay in the cache directory.`)
 		Short: "Stop it, remove its containers and networks, and undo its changes to the machine",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return dockerapi.StopPrivate(cmd.Context(), runner.Printer())
+			return provision.StopPrivateDocker(cmd.Context(), runner.Printer())
 		},
 	}, &cobra.Command{
 		Use:   "status",
 		Short: "Say whether it runs",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !dockerapi.PrivateRunning(cmd.Context()) {
+			if !provision.PrivateDockerRunning(cmd.Context()) {
 				return exitcode.Errorf(exitcode.Unreachable, "the private Docker daemon is not running")
 			}
-			fmt.Printf("running; DOCKER_HOST=%s\n", dockerapi.PrivateHost())
+			fmt.Printf("running; DOCKER_HOST=%s\n", provision.PrivateDockerHost())
 			return nil
 		},
 	})

@@ -57,7 +57,11 @@ Exit code 0 means every fault was found as described; 1 means one was not.`,
 
 func runFaults(cmd *cobra.Command, o *options, fo *faultsOptions) error {
 	ctx := cmd.Context()
-	if !runner.MakesClusters(o.Provider) {
+	req, err := request(cmd, o)
+	if err != nil {
+		return err
+	}
+	if !req.Makes() {
 		return exitcode.Errorf(exitcode.Usage, "faults breaks clusters on purpose: it needs a provider that makes them (local, kind), not %s", o.Provider)
 	}
 	for _, name := range []string{clusterflags.ComponentArg.Name, clusterflags.Without.Name, clusterflags.AdmissionConfig.Name} {
@@ -91,7 +95,7 @@ func runFaults(cmd *cobra.Command, o *options, fo *faultsOptions) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return exitcode.Errorf(exitcode.Usage, "--report-dir: %v", err)
 	}
-	plan := runner.FaultsPlan{Cluster: *o, Catalog: cat, Faults: selected, Specs: fo.specs, ReportDir: dir}
+	plan := faults.Plan{Cluster: req, Catalog: cat, Faults: selected, Specs: fo.specs, ReportDir: dir}
 	if fo.baseline != "" {
 		healthy, err := report.Load(fo.baseline)
 		if err != nil {
@@ -99,7 +103,7 @@ func runFaults(cmd *cobra.Command, o *options, fo *faultsOptions) error {
 		}
 		plan.Baseline = &healthy
 	}
-	outcomes, err := runner.Faults(ctx, plan)
+	outcomes, err := faults.Run(ctx, plan)
 	if err != nil {
 		return err
 	}

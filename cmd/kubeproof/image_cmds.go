@@ -2,15 +2,13 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kubeproof/kubeproof/framework/images"
-	"github.com/kubeproof/kubeproof/internal/cli/artifacts"
-	"github.com/kubeproof/kubeproof/internal/cli/dockerapi"
 	"github.com/kubeproof/kubeproof/internal/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/provision"
 	"github.com/kubeproof/kubeproof/internal/runner"
 )
 
@@ -29,11 +27,11 @@ Docker is the one $DOCKER_HOST names, else kubeproof's private daemon if it runs
 /var/run/docker.sock.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			host, err := dockerapi.Host(cmd.Context())
+			host, err := provision.DockerHost(cmd.Context())
 			if err != nil {
 				return err
 			}
-			ref, err := artifacts.NodeImage(cmd.Context(), releases(o), host, o.DebianMirror, runner.Printer())
+			ref, err := provision.NodeImage(cmd.Context(), releases(o), host, o.Kind.DebianMirror, runner.Printer())
 			if err != nil {
 				return err
 			}
@@ -42,8 +40,8 @@ Docker is the one $DOCKER_HOST names, else kubeproof's private daemon if it runs
 		},
 	}
 	f := build.Flags()
-	clusterflags.Releases(f, &o.KubernetesVersion, &o.EtcdVersion, "Kubernetes release of the node", "etcd release of the node's etcd image")
-	clusterflags.DebianMirror.String(f, &o.DebianMirror, os.Getenv("KUBEPROOF_DEBIAN_MIRROR"))
+	clusterflags.Releases(f, o, "Kubernetes release of the node", "etcd release of the node's etcd image")
+	clusterflags.DebianMirror.Add(f, o)
 	cmd.AddCommand(build, newImageListCommand(o), newImagePushCommand(o), newImageBuildCLICommand(o))
 	return cmd
 }
@@ -64,7 +62,7 @@ It holds this kubeproof, the programs of the images the specs run, and kubectl o
 ` + "`kubeproof run --provider kubeconfig --report-dir /reports`" + `.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := artifacts.CLIImage(cmd.Context(), releases(o), output, tag, runner.Printer()); err != nil {
+			if err := provision.CLIImage(cmd.Context(), releases(o), output, tag, runner.Printer()); err != nil {
 				return err
 			}
 			fmt.Printf("%s\t%s\n", tag, output)
@@ -74,7 +72,7 @@ It holds this kubeproof, the programs of the images the specs run, and kubectl o
 	f := cmd.Flags()
 	f.StringVarP(&output, "output", "o", "kubeproof-image.tar", "the docker archive to write")
 	f.StringVar(&tag, "tag", "kubeproof/kubeproof:"+version(), "the image's name in the archive")
-	clusterflags.Releases(f, &o.KubernetesVersion, &o.EtcdVersion, "Kubernetes release of the image's kubectl", "etcd release (not in the image)")
+	clusterflags.Releases(f, o, "Kubernetes release of the image's kubectl", "etcd release (not in the image)")
 	return cmd
 }
 
@@ -85,7 +83,7 @@ func newImageListCommand(o *options) *cobra.Command {
 		Short: "List the images the specs run, with their digests (built from this binary's programs)",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			built, err := artifacts.Workloads(o.CacheDir)
+			built, err := provision.Workloads(o.Shape.CacheDir)
 			if err != nil {
 				return err
 			}
@@ -119,7 +117,7 @@ kubeproof run --provider kubeconfig --image-registry REG.`,
 			if registry == "" {
 				return exitcode.Errorf(exitcode.Usage, "--registry is required")
 			}
-			return artifacts.PushWorkloads(cmd.Context(), o.CacheDir, registry, insecure, runner.Printer())
+			return provision.PushWorkloads(cmd.Context(), o.Shape.CacheDir, registry, insecure, runner.Printer())
 		},
 	}
 	cmd.Flags().StringVar(&registry, "registry", "", "registry (host[:port][/path]) to push to")
@@ -128,6 +126,6 @@ kubeproof run --provider kubeconfig --image-registry REG.`,
 }
 
 // releases are the releases the flags name, and where builds are cached.
-func releases(o *options) artifacts.Releases {
-	return artifacts.Releases{KubernetesVersion: o.KubernetesVersion, EtcdVersion: o.EtcdVersion, CacheDir: o.CacheDir}
+func releases(o *options) provision.Releases {
+	return provision.Releases{KubernetesVersion: o.Shape.KubernetesVersion, EtcdVersion: o.Shape.EtcdVersion, CacheDir: o.Shape.CacheDir}
 }

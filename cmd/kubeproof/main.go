@@ -17,10 +17,14 @@ import (
 	"strings"
 
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/provision"
 	"github.com/kubeproof/kubeproof/internal/runner"
 )
 
 func main() {
+	// This binary opens clusters of every provider: the commands, and the
+	// specs when it runs as the spec binary.
+	provision.RegisterOpeners()
 	// Run as a Ginkgo test binary when invoked as one (see specs.go), or
 	// as Ginkgo's CLI for parallel runs (see runner.GinkgoCLI).
 	switch base := filepath.Base(os.Args[0]); {

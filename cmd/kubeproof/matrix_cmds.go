@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/internal/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/provision"
 	"github.com/kubeproof/kubeproof/internal/report"
 )
 
@@ -38,7 +39,7 @@ with kubeproof report merge. Exit code: the worst of the releases' runs.`,
 	addClusterFlags(cmd, o)
 	addRunFlags(cmd, r, "kubeproof-matrix")
 	f := cmd.Flags()
-	f.StringSliceVar(&versions, "kubernetes-versions", nil, "Kubernetes releases to run, in order (e.g. v1.36.3,v1.37.2; tested minors: "+strings.Join(clusterflags.TestedMinors(), ", ")+")")
+	f.StringSliceVar(&versions, "kubernetes-versions", nil, "Kubernetes releases to run, in order (e.g. v1.36.3,v1.37.2; tested minors: "+strings.Join(provision.TestedMinors(), ", ")+")")
 	// Each release gets its own etcd, and the cluster goes after each.
 	for _, name := range []string{clusterflags.KubernetesVersion.Name, clusterflags.EtcdVersion.Name, "keep"} {
 		_ = f.MarkHidden(name)
@@ -86,7 +87,7 @@ func runMatrix(cmd *cobra.Command, o *options, r *runOptions, versions []string)
 	var worst error
 	for i, v := range versions {
 		pr.Infof("release %d of %d: Kubernetes %s", i+1, len(versions), v)
-		o.KubernetesVersion, o.EtcdVersion = v, ""
+		o.Shape.KubernetesVersion, o.Shape.EtcdVersion = v, ""
 		one := *r
 		one.reportDir = filepath.Join(base, v)
 		err := run(cmd, o, &one)

@@ -12,37 +12,39 @@ import (
 	"github.com/kubeproof/kubeproof/internal/runner"
 )
 
-// checkSelection stops a run whose filters select no spec, before anything
-// is brought up; with dryRun it prints what would run, each spec with the
-// selected claims that name it (the catalog's and --claims-file's), as JSON
-// with output json, and stops the run. probeFiles are the claims files
-// whose probes are specs too.
-func checkSelection(ctx context.Context, w io.Writer, selected []claims.Claim, probeFiles []string, labelFilter string, focus, skip []string, dryRun bool, output string) (stop bool, err error) {
+// checkSelection asks the specs which of them the run's filters select
+// (runner.PreviewSpecs) and returns them (nil without filters: every
+// spec); a selection of no spec stops the run before anything is brought
+// up. With dryRun it prints what would run,
+// each spec with the selected claims that name it (the catalog's and
+// --claims-file's), as JSON with output json, and stops the run.
+// probeFiles are the claims files whose probes are specs too.
+func checkSelection(ctx context.Context, w io.Writer, selected []claims.Claim, probeFiles []string, labelFilter string, focus, skip []string, dryRun bool, output string) (run []runner.SelectedSpec, stop bool, err error) {
 	if labelFilter == "" && len(focus) == 0 && len(skip) == 0 && !dryRun {
-		return false, nil
+		return nil, false, nil
 	}
 	if labelFilter == runner.NoSpecs {
 		// No selected claim names a spec (all open or not testable): there
 		// is nothing to ask the specs, and the run only reports them.
 		if !dryRun {
-			return false, nil
+			return nil, false, nil
 		}
 		if output == "json" {
-			return true, writeJSON(w, dryRunDoc(nil, 0))
+			return nil, true, writeJSON(w, dryRunDoc(nil, 0))
 		}
 		fmt.Fprintln(w, "would run no spec: no selected claim names one")
 		printUnchecked(w, selected)
-		return true, nil
+		return nil, true, nil
 	}
 	run, total, err := runner.PreviewSpecs(ctx, labelFilter, focus, skip, probeFiles)
 	if err != nil {
-		return true, err
+		return nil, true, err
 	}
 	if len(run) == 0 {
-		return true, exitcode.Errorf(exitcode.Usage, "the selection matches none of the %d specs (%s): nothing to run", total, describeSelection(labelFilter, focus, skip))
+		return nil, true, exitcode.Errorf(exitcode.Usage, "the selection matches none of the %d specs (%s): nothing to run", total, describeSelection(labelFilter, focus, skip))
 	}
 	if !dryRun {
-		return false, nil
+		return run, false, nil
 	}
 	for i := range run {
 		for _, c := range selected {
@@ -52,7 +54,7 @@ func checkSelection(ctx context.Context, w io.Writer, selected []claims.Claim, p
 		}
 	}
 	if output == "json" {
-		return true, writeJSON(w, dryRunDoc(run, total))
+		return run, true, writeJSON(w, dryRunDoc(run, total))
 	}
 	fmt.Fprintf(w, "would run %d of %d specs:\n", len(run), total)
 	for _, s := range run {
@@ -62,7 +64,7 @@ func checkSelection(ctx context.Context, w io.Writer, selected []claims.Claim, p
 		}
 	}
 	printUnchecked(w, selected)
-	return true, nil
+	return run, true, nil
 }
 
 // printUnchecked lists the selected claims no spec checks (open or not

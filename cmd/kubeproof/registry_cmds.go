@@ -5,13 +5,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubeproof/kubeproof/internal/cli/ociregistry"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/provision"
 )
 
 func newRegistryCommand(o *options) *cobra.Command {
 	cmd := groupCommand("registry", "Serve an OCI registry on this machine (for clusters that pull kubeproof's images)", "")
-	var ro ociregistry.Options
+	var ro provision.RegistryOptions
 	serve := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve a plain-HTTP OCI registry until interrupted",
@@ -27,9 +27,9 @@ kind network's nodes reach the host on. --read-only refuses every push (405).`,
 				return exitcode.Errorf(exitcode.Usage, "--listen is required")
 			}
 			if ro.Dir == "" {
-				ro.Dir = filepath.Join(o.CacheDir, "registry")
+				ro.Dir = filepath.Join(o.Shape.CacheDir, "registry")
 			}
-			return ociregistry.Serve(cmd.Context(), ro, printer())
+			return provision.ServeRegistry(cmd.Context(), ro, printer())
 		},
 	}
 	f := serve.Flags()

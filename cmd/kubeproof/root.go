@@ -12,12 +12,13 @@ import (
 	"github.com/kubeproof/kubeproof/internal/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
+	"github.com/kubeproof/kubeproof/internal/provision"
 	"github.com/kubeproof/kubeproof/internal/runner"
 )
 
 // options are the flags shared by the commands: which cluster, and the
 // shape of one kubeproof makes.
-type options = runner.ClusterOptions
+type options = clusterflags.Values
 
 func newRootCommand() *cobra.Command {
 	o := &options{}
@@ -44,13 +45,7 @@ Pod, and reports per claim whether the cluster confirmed it.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return exitcode.With(exitcode.Usage, err)
 	})
-	pf := root.PersistentFlags()
-	clusterflags.Provider.String(pf, &o.Provider, "local")
-	clusterflags.Name.String(pf, &o.Name, clusterflags.DefaultName)
-	clusterflags.Kubeconfig.String(pf, &o.Kubeconfig, "")
-	clusterflags.Context.String(pf, &o.Context, "")
-	clusterflags.Disposable.Bool(pf, &o.Disposable, false)
-	clusterflags.CacheDir.String(pf, &o.CacheDir, clusterflags.DefaultCacheDir())
+	clusterflags.AddGlobal(root.PersistentFlags(), o)
 
 	root.AddCommand(
 		newUpCommand(o), newDownCommand(o), newStatusCommand(o), newEnvCommand(o),
@@ -80,35 +75,24 @@ func groupCommand(use, short, long string) *cobra.Command {
 	}
 }
 
-// addClusterFlags adds the flags that shape a cluster the local provider makes.
+// addClusterFlags adds the flags that shape a cluster kubeproof makes.
 func addClusterFlags(cmd *cobra.Command, o *options) {
-	f := cmd.Flags()
-	clusterflags.Releases(f, &o.KubernetesVersion, &o.EtcdVersion, "Kubernetes release to build and run", "etcd release to build and run")
-	clusterflags.ComponentArg.StringArray(f, &o.ComponentArgs)
-	clusterflags.Without.StringSlice(f, &o.Without)
-	clusterflags.PodCIDR.String(f, &o.PodCIDR, "10.244.0.0/16")
-	clusterflags.ServiceCIDR.String(f, &o.ServiceCIDR, "10.96.0.0/16")
-	clusterflags.APIServerPort.Int(f, &o.APIServerPort, 6443)
-	clusterflags.EtcdMembers.Int(f, &o.EtcdMembers, 1)
-	clusterflags.AdmissionConfig.String(f, &o.AdmissionConfig, "")
-	clusterflags.Workers.Int(f, &o.Workers, clusterflags.DefaultWorkers)
-	clusterflags.NodeImage.String(f, &o.NodeImage, "")
-	clusterflags.DebianMirror.String(f, &o.DebianMirror, os.Getenv("KUBEPROOF_DEBIAN_MIRROR"))
-	clusterflags.LoadImages.Bool(f, &o.LoadImages, true)
-	clusterflags.ImageRegistry.String(f, &o.ImageRegistry, "")
-	clusterflags.InsecureRegistry.Bool(f, &o.InsecureRegistry, false)
+	clusterflags.AddShape(cmd.Flags(), o, "Kubernetes release to build and run", "etcd release to build and run")
+}
+
+// request is the cluster the flags ask for: a flag its provider would not
+// read is refused, never silently ignored.
+func request(cmd *cobra.Command, o *options) (provision.Request, error) {
+	return o.Build(func(name string) bool { f := cmd.Flags().Lookup(name); return f != nil && f.Changed })
 }
 
 // newProvider builds the provider the flags name (see runner.NewProvider).
 func newProvider(cmd *cobra.Command, o *options, pr *progress.Printer) (cluster.Provider, error) {
-	withFlags(cmd, o)
-	return runner.NewProvider(cmd.Context(), *o, pr)
-}
-
-// withFlags tells the engine which flags the user gave: a flag the
-// provider does not read is refused only when given.
-func withFlags(cmd *cobra.Command, o *options) {
-	o.Changed = func(name string) bool { f := cmd.Flags().Lookup(name); return f != nil && f.Changed }
+	req, err := request(cmd, o)
+	if err != nil {
+		return nil, err
+	}
+	return runner.NewProvider(cmd.Context(), req, pr)
 }
 
 // printer is where progress goes: stderr, so that stdout stays parseable.

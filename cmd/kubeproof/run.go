@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
@@ -154,31 +156,36 @@ func planRun(cmd *cobra.Command, o *options, r *runOptions) (plan runner.Plan, s
 		return plan, false, exitcode.Errorf(exitcode.Usage, "--parallel %d: want 1 or more", r.specs.Parallel)
 	}
 	if r.specs.ImagePullSecret != "" {
-		if o.ImageRegistry == "" {
+		if o.Shape.ImageRegistry == "" {
 			return plan, false, exitcode.Errorf(exitcode.Usage, "--image-pull-secret goes with --image-registry")
 		}
 		if _, err := os.Stat(r.specs.ImagePullSecret); err != nil {
 			return plan, false, exitcode.Errorf(exitcode.Usage, "--image-pull-secret: %v", err)
 		}
 	}
-	var sel runner.Selection
-	if filter != runner.NoSpecs {
-		if sel, err = runner.NewSelection(filter, r.specs.Focus, r.specs.Skip); err != nil {
-			return plan, false, err
+	for _, e := range append(slices.Clone(r.specs.Focus), r.specs.Skip...) {
+		if _, err := regexp.Compile(e); err != nil {
+			return plan, false, exitcode.Errorf(exitcode.Usage, "--focus/--skip %q: %v", e, err)
 		}
-	}
-	// An empty selection is a usage error, found before anything is up.
-	if stop, err := checkSelection(ctx, cmd.OutOrStdout(), selected, cat.ProbeFiles(), filter, r.specs.Focus, r.specs.Skip, r.dryRun, r.output); stop || err != nil {
-		return plan, true, err
 	}
 	reportDir, err := filepath.Abs(r.reportDir)
 	if err != nil {
 		return plan, false, exitcode.Errorf(exitcode.Usage, "--report-dir %q: %v", r.reportDir, err)
 	}
-	withFlags(cmd, o)
+	req, err := request(cmd, o)
+	if err != nil {
+		return plan, false, err
+	}
+	// The specs say which of them the selection runs, once: the dry run
+	// prints it, an empty selection is a usage error found before anything
+	// is up, and the preflight reads it.
+	specs, stop, err := checkSelection(ctx, cmd.OutOrStdout(), selected, cat.ProbeFiles(), filter, r.specs.Focus, r.specs.Skip, r.dryRun, r.output)
+	if stop || err != nil {
+		return plan, true, err
+	}
 	return runner.Plan{
-		Cluster: *o, Keep: r.keep,
-		Catalog: cat, Selected: selected, Filter: filter, Selection: sel, Specs: r.specs,
+		Cluster: req, Keep: r.keep,
+		Catalog: cat, Selected: selected, Filter: filter, Run: specs, Specs: r.specs,
 		ReportDir: reportDir, RefutedFails: refutedFails,
 	}, false, nil
 }

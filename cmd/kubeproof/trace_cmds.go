@@ -61,12 +61,16 @@ afterwards unless --keep is given.`,
 			if err := trace.CheckManifest(manifest); err != nil {
 				return exitcode.Errorf(exitcode.Usage, "-f %s: %v", t.file, err)
 			}
-			o.Ephemeral = !t.keep
-			p, err := newProvider(cmd, o, printer())
+			req, err := request(cmd, o)
 			if err != nil {
 				return err
 			}
-			info, down, _, err := runner.ClusterFor(cmd.Context(), *o, p, t.keep)
+			req.Shape.Ephemeral = !t.keep
+			p, err := runner.NewProvider(cmd.Context(), req, printer())
+			if err != nil {
+				return err
+			}
+			info, down, _, err := runner.ClusterFor(cmd.Context(), req, p, t.keep)
 			if err != nil {
 				return err
 			}

@@ -2,10 +2,10 @@
 // check: the Info suites read to reach a cluster and to know what it can
 // do (its capabilities), the Provider behind it with its optional
 // abilities, and Open, which finds that provider from the Info. How a
-// cluster is made (its shape, the providers' options, the registry that
-// makes them) is the provisioning side's, internal/provision/create; this
-// package speaks neither provisioning nor the CLI (no exit codes, no flag
-// names), so that a spec stands on it alone.
+// cluster is made (its shape, the providers' options, the table of
+// providers) is the provisioning side's, internal/provision; this package
+// speaks neither provisioning nor the CLI (no exit codes, no flag names),
+// so that a spec stands on it alone.
 //
 // Providers differ in what they expose. A check that needs something a
 // provider lacks (the audit log, etcd, control-plane flags) skips with the

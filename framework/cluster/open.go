@@ -14,8 +14,8 @@ import (
 type Opener func(info *Info) (Provider, error)
 
 // Only opening is here: making clusters is the provisioning side's
-// (internal/provision/create), so the spec side stands on Info and on the
-// openers each provider registers beside its creation.
+// (internal/provision), so the spec side stands on Info and on the
+// openers provisioning registers (provision.RegisterOpeners).
 var (
 	openersMu sync.Mutex
 	openers   = map[string]Opener{}

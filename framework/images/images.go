@@ -1,6 +1,6 @@
 // Package images names the images kubeproof's specs run: each one of this
 // repository's programs, packed alone into an image (see
-// internal/provision/imagebuild for how they are built and loaded). A spec
+// internal/provision/internal/imagebuild for how they are built and loaded). A spec
 // puts Ref into its Pods; nothing is ever pulled for them.
 package images
 
@@ -27,7 +27,7 @@ var (
 	TestApp = Image{Ref: "kubeproof.local/testapp:v1", Program: "kubeproof-testapp", Args: []string{"serve"}}
 	// Webhook is kubeproof's admission webhook server (package webhooks).
 	Webhook = Image{Ref: "kubeproof.local/webhook:v1", Program: "kubeproof-webhook"}
-	// CNI is the pod network daemon of kind clusters (cmd/kubeproof-cni).
+	// CNI is the pod network daemon of kind clusters (internal/provision/cmd/kubeproof-cni).
 	CNI = Image{Ref: "kubeproof.local/cni:v1", Program: "kubeproof-cni"}
 )
 

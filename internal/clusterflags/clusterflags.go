@@ -1,62 +1,114 @@
 // Package clusterflags declares, once, the flags that choose and shape the
-// cluster a kubeproof command works on: their names and help, and for each
-// whether it shapes a cluster kubeproof makes or sets an option only some
-// providers read. The commands register them from here, and the check
-// that refuses a flag its provider would ignore reads the same table.
+// cluster a kubeproof command works on. Each row of the table says its
+// name and help, which provider reads it (or that it shapes a cluster
+// kubeproof makes), and which field of the provisioning request it sets:
+// the commands register rows, and Values.Request turns what the user gave
+// into the provision.Request the engine makes a provider from, refusing a
+// flag the chosen provider would ignore. A new provider option is thus a
+// field of its provider's options (internal/provision/internal/config) and
+// a row here.
 package clusterflags
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/kubeproof/kubeproof/internal/exitcode"
-	"github.com/kubeproof/kubeproof/internal/provision/create"
-	"github.com/kubeproof/kubeproof/internal/provision/releases"
+	"github.com/kubeproof/kubeproof/internal/provision"
 )
+
+// Values are what the cluster flags say: the request they fill in, and
+// the flag values that become part of it only once checked.
+type Values struct {
+	provision.Request
+	// ComponentArgs are --component-arg's COMPONENT=--flag=value.
+	ComponentArgs []string
+	// AdmissionConfigFile is --admission-control-config-file; the request
+	// carries the file's content.
+	AdmissionConfigFile string
+	// LoadImages is --load-images (the request's Shape.SkipImageLoad is
+	// its negation).
+	LoadImages bool
+}
 
 // Flag is one flag of the table.
 type Flag struct {
 	Name  string
 	Usage string
-	// usage, when set, makes the help when the flag is registered (from
-	// the providers registered by then).
+	// usage, when set, makes the help when the flag is registered.
 	usage func() string
-	// Knob is the provider option the flag sets, if only some providers
-	// read it.
-	Knob create.Knob
+	// Provider is the one provider that reads the flag; it is refused for
+	// the others. Empty: every provider it concerns.
+	Provider string
 	// Shapes: the flag shapes a cluster kubeproof makes, so a provider
 	// that uses an existing cluster refuses it.
 	Shapes bool
+	// Global: registered on the root command, for every command.
+	Global bool
+	// bind registers the flag on fs, setting its field of v.
+	bind func(fs *pflag.FlagSet, name, usage string, v *Values)
 }
 
-// The flags. Those with a Knob come first, then those that shape, in the
-// order a refusal names them.
+// The flags. Those of one provider come first, then those that shape, in
+// the order a refusal names them.
 var (
-	APIServerPort   = Flag{Name: "apiserver-port", Knob: create.KnobAPIServerPort, Usage: "kube-apiserver port (on the cluster's own host-side address; local provider)"}
-	EtcdMembers     = Flag{Name: "etcd-members", Knob: create.KnobEtcdMembers, Usage: "etcd members, each a process of its own: 1 or 3 (local provider)"}
-	AdmissionConfig = Flag{Name: "admission-control-config-file", Knob: create.KnobAdmissionConfig, Usage: "kube-apiserver's admission configuration (an AdmissionConfiguration), e.g. PodSecurity enforcing restricted by default: fixtures/admission/podsecurity-restricted.yaml (local provider)"}
-	Workers         = Flag{Name: "workers", Knob: create.KnobWorkers, Usage: "worker nodes besides the control plane (kind provider)"}
-	NodeImage       = Flag{Name: "node-image", Knob: create.KnobNodeImage, Usage: "kind node image to use instead of kubeproof's own, pulled if Docker lacks it; kubeproof's images and CNI plugins are put into its nodes (kind provider)"}
-	DebianMirror    = Flag{Name: "debian-mirror", Knob: create.KnobDebianMirror, Usage: "Debian mirror to bootstrap the kind node image's root filesystem from, as Debian bookworm, e.g. http://HOST/debian ($KUBEPROOF_DEBIAN_MIRROR; default: this machine's apt sources: their Debian mirror, or on Ubuntu the archive of the machine's own release)"}
-	Kubeconfig      = Flag{Name: "kubeconfig", Knob: create.KnobKubeconfig, Usage: "kubeconfig of an existing cluster (kubeconfig provider; default: as kubectl, $KUBECONFIG then ~/.kube/config)"}
-	Context         = Flag{Name: "context", Knob: create.KnobContext, Usage: "kubeconfig context (kubeconfig provider)"}
-	Disposable      = Flag{Name: "disposable", Knob: create.KnobDisposable, Usage: "nobody else uses the existing cluster: also run the specs that add Nodes, label real ones, compact etcd or bind roles in default (kubeconfig provider)"}
+	APIServerPort = Flag{Name: "apiserver-port", Provider: "local", Usage: "kube-apiserver port (on the cluster's own host-side address; local provider)",
+		bind: func(fs *pflag.FlagSet, n, u string, v *Values) { fs.IntVar(&v.Local.APIServerPort, n, 6443, u) }}
+	EtcdMembers = Flag{Name: "etcd-members", Provider: "local", Usage: "etcd members, each a process of its own: 1 or 3 (local provider)",
+		bind: func(fs *pflag.FlagSet, n, u string, v *Values) { fs.IntVar(&v.Local.EtcdMembers, n, 1, u) }}
+	AdmissionConfig = Flag{Name: "admission-control-config-file", Provider: "local", Usage: "kube-apiserver's admission configuration (an AdmissionConfiguration), e.g. PodSecurity enforcing restricted by default: fixtures/admission/podsecurity-restricted.yaml (local provider)",
+		bind: func(fs *pflag.FlagSet, n, u string, v *Values) { fs.StringVar(&v.AdmissionConfigFile, n, "", u) }}
+	Workers = Flag{Name: "workers", Provider: "kind", Usage: "worker nodes besides the control plane (kind provider)",
+		bind: func(fs *pflag.FlagSet, n, u string, v *Values) {
+			fs.IntVar(&v.Kind.Workers, n, provision.DefaultWorkers, u)
+		}}
+	NodeImage = Flag{Name: "node-image", Provider: "kind", Usage: "kind node image to use instead of kubeproof's own, pulled if Docker lacks it; kubeproof's images and CNI plugins are put into its nodes (kind provider)",
+		bind: func(fs *pflag.FlagSet, n, u string, v *Values) { fs.StringVar(&v.Kind.NodeImage, n, "", u) }}
+	DebianMirror = Flag{Name: "debian-mirror", Provider: "kind", Usage: "Debian mirror to bootstrap the kind node image's root filesystem from, as Debian bookworm, e.g. http://HOST/debian ($KUBEPROOF_DEBIAN_MIRROR; default: this machine's apt sources: their Debian mirror, or on Ubuntu the archive of the machine's own release)",
+		bind: func(fs *pflag.FlagSet, n, u string, v *Values) {
+			fs.StringVar(&v.Kind.DebianMirror, n, os.Getenv("KUBEPROOF_DEBIAN_MIRROR"), u)
+		}}
+	Kubeconfig = Flag{Name: "kubeconfig", Provider: "kubeconfig", Global: true, Usage: "kubeconfig of an existing cluster (kubeconfig provider; default: as kubectl, $KUBECONFIG then ~/.kube/config)",
+		bind: func(fs *pflag.FlagSet, n, u string, v *Values) { fs.StringVar(&v.Existing.Kubeconfig, n, "", u) }}
+	Context = Flag{Name: "context", Provider: "kubeconfig", Global: true, Usage: "kubeconfig context (kubeconfig provider)",
+		bind: func(fs *pflag.FlagSet, n, u string, v *Values) { fs.StringVar(&v.Existing.Context, n, "", u) }}
+	Disposable = Flag{Name: "disposable", Provider: "kubeconfig", Global: true, Usage: "nobody else uses the existing cluster: also run the specs that add Nodes, label real ones, compact etcd or bind roles in default (kubeconfig provider)",
+		bind: func(fs *pflag.FlagSet, n, u string, v *Values) { fs.BoolVar(&v.Existing.Disposable, n, false, u) }}
 
-	ComponentArg      = Flag{Name: "component-arg", Shapes: true, Usage: "extra flag for a component, COMPONENT=--flag=value (repeatable), e.g. kube-apiserver=--anonymous-auth=false"}
-	Without           = Flag{Name: "without", Shapes: true, usage: withoutUsage}
-	PodCIDR           = Flag{Name: "pod-cidr", Shapes: true, Usage: "pod network of the cluster (routed to the node, never outside)"}
-	ServiceCIDR       = Flag{Name: "service-cidr", Shapes: true, Usage: "Service ClusterIP range"}
+	ComponentArg = Flag{Name: "component-arg", Shapes: true, Usage: "extra flag for a component, COMPONENT=--flag=value (repeatable), e.g. kube-apiserver=--anonymous-auth=false",
+		bind: func(fs *pflag.FlagSet, n, u string, v *Values) { fs.StringArrayVar(&v.ComponentArgs, n, nil, u) }}
+	Without = Flag{Name: "without", Shapes: true, usage: withoutUsage,
+		bind: func(fs *pflag.FlagSet, n, u string, v *Values) { fs.StringSliceVar(&v.Shape.Without, n, nil, u) }}
+	PodCIDR = Flag{Name: "pod-cidr", Shapes: true, Usage: "pod network of the cluster (routed to the node, never outside)",
+		bind: func(fs *pflag.FlagSet, n, u string, v *Values) { fs.StringVar(&v.Shape.PodCIDR, n, "10.244.0.0/16", u) }}
+	ServiceCIDR = Flag{Name: "service-cidr", Shapes: true, Usage: "Service ClusterIP range",
+		bind: func(fs *pflag.FlagSet, n, u string, v *Values) {
+			fs.StringVar(&v.Shape.ServiceCIDR, n, "10.96.0.0/16", u)
+		}}
+	// The releases are registered with Releases, whose help says what the
+	// command does with them.
 	KubernetesVersion = Flag{Name: "kubernetes-version", Shapes: true}
 	EtcdVersion       = Flag{Name: "etcd-version", Shapes: true}
-	Name              = Flag{Name: "name", Shapes: true, Usage: "cluster name (providers that make clusters)"}
-	LoadImages        = Flag{Name: "load-images", Shapes: true, Usage: "load the images the specs run into the nodes (false: the nodes pull them from --image-registry)"}
+	Name              = Flag{Name: "name", Shapes: true, Global: true, Usage: "cluster name (providers that make clusters)",
+		bind: func(fs *pflag.FlagSet, n, u string, v *Values) {
+			fs.StringVar(&v.Shape.Name, n, provision.DefaultName, u)
+		}}
+	LoadImages = Flag{Name: "load-images", Shapes: true, Usage: "load the images the specs run into the nodes (false: the nodes pull them from --image-registry)",
+		bind: func(fs *pflag.FlagSet, n, u string, v *Values) { fs.BoolVar(&v.LoadImages, n, true, u) }}
 
-	Provider         = Flag{Name: "provider", usage: providerUsage}
-	CacheDir         = Flag{Name: "cache-dir", Usage: "where built binaries and images are cached ($KUBEPROOF_CACHE_DIR)"}
-	ImageRegistry    = Flag{Name: "image-registry", Usage: "registry the nodes pull the images the specs run from (host[:port][/path]); run pushes what is missing there first, up only sets the nodes up for it"}
-	InsecureRegistry = Flag{Name: "insecure-registry", Usage: "--image-registry speaks plain HTTP (the nodes' containerd gets a mirror for it; on kind, a registry on 127.0.0.1 is reached at the nodes' gateway)"}
+	Provider = Flag{Name: "provider", Global: true, usage: providerUsage,
+		bind: func(fs *pflag.FlagSet, n, u string, v *Values) { fs.StringVar(&v.Request.Provider, n, "local", u) }}
+	CacheDir = Flag{Name: "cache-dir", Global: true, Usage: "where built binaries and images are cached ($KUBEPROOF_CACHE_DIR)",
+		bind: func(fs *pflag.FlagSet, n, u string, v *Values) {
+			fs.StringVar(&v.Shape.CacheDir, n, provision.DefaultCacheDir(), u)
+		}}
+	ImageRegistry = Flag{Name: "image-registry", Usage: "registry the nodes pull the images the specs run from (host[:port][/path]); run pushes what is missing there first, up only sets the nodes up for it",
+		bind: func(fs *pflag.FlagSet, n, u string, v *Values) { fs.StringVar(&v.Shape.ImageRegistry, n, "", u) }}
+	InsecureRegistry = Flag{Name: "insecure-registry", Usage: "--image-registry speaks plain HTTP (the nodes' containerd gets a mirror for it; on kind, a registry on 127.0.0.1 is reached at the nodes' gateway)",
+		bind: func(fs *pflag.FlagSet, n, u string, v *Values) { fs.BoolVar(&v.Shape.InsecureRegistry, n, false, u) }}
 )
 
 // All is the table.
@@ -74,43 +126,72 @@ func (f Flag) Help() string {
 	return f.Usage
 }
 
-// String registers the flag as a string.
-func (f Flag) String(fs *pflag.FlagSet, p *string, def string) {
-	fs.StringVar(p, f.Name, def, f.Help())
-}
+// Add registers the flag on fs, setting its field of v.
+func (f Flag) Add(fs *pflag.FlagSet, v *Values) { f.bind(fs, f.Name, f.Help(), v) }
 
-// Int registers the flag as an int.
-func (f Flag) Int(fs *pflag.FlagSet, p *int, def int) { fs.IntVar(p, f.Name, def, f.Help()) }
-
-// Bool registers the flag as a bool.
-func (f Flag) Bool(fs *pflag.FlagSet, p *bool, def bool) { fs.BoolVar(p, f.Name, def, f.Help()) }
-
-// StringArray registers the flag as a repeatable string.
-func (f Flag) StringArray(fs *pflag.FlagSet, p *[]string) {
-	fs.StringArrayVar(p, f.Name, nil, f.Help())
-}
-
-// StringSlice registers the flag as a comma-separated list.
-func (f Flag) StringSlice(fs *pflag.FlagSet, p *[]string) {
-	fs.StringSliceVar(p, f.Name, nil, f.Help())
-}
-
-// Refuse returns a usage error for the first flag given (changed) that the
-// provider would not read: an option of another provider, or a shape for
-// a provider that uses an existing cluster. A flag is never silently
-// ignored.
-func Refuse(reg create.Registration, changed func(name string) bool) error {
+// AddGlobal registers the flags every command has (the root command's).
+func AddGlobal(fs *pflag.FlagSet, v *Values) {
 	for _, f := range All {
-		if f.Knob != "" && changed(f.Name) && !reg.ReadsKnob(f.Knob) {
-			return exitcode.Errorf(exitcode.Usage, "--%s is not for the %s provider (%s)", f.Name, reg.Name, reg.Summary)
+		if f.Global && f.bind != nil {
+			f.Add(fs, v)
 		}
 	}
-	if reg.Makes {
+}
+
+// AddShape registers the flags of a command that may make a cluster: the
+// shape, each provider's own options, the registry its nodes pull from,
+// and the releases (with kubernetesHelp and etcdHelp).
+func AddShape(fs *pflag.FlagSet, v *Values, kubernetesHelp, etcdHelp string) {
+	Releases(fs, v, kubernetesHelp, etcdHelp)
+	for _, f := range All {
+		if !f.Global && f.bind != nil {
+			f.Add(fs, v)
+		}
+	}
+}
+
+// Build is the request the flags make: a flag the provider would not
+// read is refused (given says which flags the user gave), --component-arg
+// is parsed and the admission configuration read.
+func (v Values) Build(given func(name string) bool) (provision.Request, error) {
+	p, err := provision.Lookup(v.Request.Provider)
+	if err != nil {
+		return provision.Request{}, err
+	}
+	if err := Refuse(p, given); err != nil {
+		return provision.Request{}, err
+	}
+	r := v.Request
+	if r.Shape.ComponentArgs, err = ParseComponentArgs(v.ComponentArgs); err != nil {
+		return provision.Request{}, err
+	}
+	if v.AdmissionConfigFile != "" {
+		// The provider keeps its own copy: the cluster does not depend
+		// on the file staying where it is.
+		if r.Local.AdmissionConfig, err = os.ReadFile(v.AdmissionConfigFile); err != nil {
+			return provision.Request{}, exitcode.Errorf(exitcode.Usage, "--%s: %v", AdmissionConfig.Name, err)
+		}
+	}
+	r.Shape.SkipImageLoad = !v.LoadImages
+	return r, nil
+}
+
+// Refuse returns a usage error for the first flag given that the provider
+// would not read: an option of another provider, or a shape for a
+// provider that uses an existing cluster. A flag is never silently
+// ignored.
+func Refuse(p provision.Provider, given func(name string) bool) error {
+	for _, f := range All {
+		if f.Provider != "" && f.Provider != p.Name && given(f.Name) {
+			return exitcode.Errorf(exitcode.Usage, "--%s is not for the %s provider (%s)", f.Name, p.Name, p.Summary)
+		}
+	}
+	if p.Makes {
 		return nil
 	}
 	for _, f := range All {
-		if f.Shapes && changed(f.Name) {
-			return exitcode.Errorf(exitcode.Usage, "--%s shapes a cluster kubeproof makes; the %s provider uses an existing one", f.Name, reg.Name)
+		if f.Shapes && given(f.Name) {
+			return exitcode.Errorf(exitcode.Usage, "--%s shapes a cluster kubeproof makes; the %s provider uses an existing one", f.Name, p.Name)
 		}
 	}
 	return nil
@@ -130,11 +211,11 @@ func ParseComponentArgs(specs []string) (map[string][]string, error) {
 	return out, nil
 }
 
-// providerUsage describes the registered providers for --provider.
+// providerUsage describes the providers for --provider.
 func providerUsage() string {
 	var parts []string
-	for _, r := range create.Registered() {
-		parts = append(parts, fmt.Sprintf("%s (%s)", r.Name, r.Summary))
+	for _, p := range provision.Providers() {
+		parts = append(parts, fmt.Sprintf("%s (%s)", p.Name, p.Summary))
 	}
 	return "cluster provider: " + strings.Join(parts, ", ")
 }
@@ -142,45 +223,28 @@ func providerUsage() string {
 // withoutUsage lists the components providers can leave out.
 func withoutUsage() string {
 	var parts []string
-	for _, r := range create.Registered() {
-		if len(r.Optional) > 0 {
-			parts = append(parts, r.Name+": "+strings.Join(r.Optional, ", "))
+	for _, p := range provision.Providers() {
+		if len(p.Optional) > 0 {
+			parts = append(parts, p.Name+": "+strings.Join(p.Optional, ", "))
 		}
 	}
 	return "leave a component out (" + strings.Join(parts, "; ") + ")"
 }
 
-// The defaults of the flags, which the commands register them with (they
-// are provisioning's: the commands reach it only through here and the
-// engine).
-const (
-	DefaultName    = create.DefaultName
-	DefaultWorkers = create.DefaultWorkers
-)
-
-// DefaultCacheDir is --cache-dir's default ($KUBEPROOF_CACHE_DIR, else the
-// user's cache directory).
-func DefaultCacheDir() string { return create.DefaultCacheDir() }
-
 // Releases registers --kubernetes-version and --etcd-version, with help
 // that says what each command does with them; an empty etcd version means
 // the one that goes with the Kubernetes release.
-func Releases(fs *pflag.FlagSet, kubernetes, etcd *string, kubernetesHelp, etcdHelp string) {
-	fs.StringVar(kubernetes, KubernetesVersion.Name, releases.DefaultKubernetesVersion,
-		kubernetesHelp+" (tested: "+strings.Join(TestedMinors(), ", ")+")")
-	fs.StringVar(etcd, EtcdVersion.Name, "", etcdHelp+" (default: the release that goes with --"+KubernetesVersion.Name+", "+
-		releases.EtcdVersionFor(releases.DefaultKubernetesVersion)+" for "+releases.DefaultKubernetesVersion+")")
+func Releases(fs *pflag.FlagSet, v *Values, kubernetesHelp, etcdHelp string) {
+	def := provision.DefaultKubernetesVersion
+	fs.StringVar(&v.Shape.KubernetesVersion, KubernetesVersion.Name, def,
+		kubernetesHelp+" (tested: "+strings.Join(provision.TestedMinors(), ", ")+")")
+	fs.StringVar(&v.Shape.EtcdVersion, EtcdVersion.Name, "", etcdHelp+" (default: the release that goes with --"+KubernetesVersion.Name+", "+
+		provision.EtcdVersionFor(def)+" for "+def+")")
 }
 
 // DefaultReleases says which releases a cluster runs by default
 // ("Kubernetes v1.37.2, etcd v3.7.3").
 func DefaultReleases() string {
-	return fmt.Sprintf("Kubernetes %s, etcd %s", releases.DefaultKubernetesVersion, releases.EtcdVersionFor(releases.DefaultKubernetesVersion))
+	def := provision.DefaultKubernetesVersion
+	return fmt.Sprintf("Kubernetes %s, etcd %s", def, provision.EtcdVersionFor(def))
 }
-
-// TestedMinors are the Kubernetes minor releases kubeproof is tested with,
-// oldest first.
-func TestedMinors() []string { return releases.SupportedKubernetesMinors() }
-
-// ProviderNames are the values --provider takes.
-func ProviderNames() []string { return create.Names() }

@@ -5,8 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/kubeproof/kubeproof/internal/exitcode"
-	"github.com/kubeproof/kubeproof/internal/provision/create"
+	"github.com/kubeproof/kubeproof/internal/provision"
 )
 
 func TestParseComponentArgs(t *testing.T) {
@@ -27,13 +29,19 @@ func TestParseComponentArgs(t *testing.T) {
 // A flag is refused by the provider that does not read it, in the words
 // the CLI has always used; the ones it reads pass.
 func TestRefuse(t *testing.T) {
-	existing := create.Registration{Name: "kubeconfig", Summary: "an existing cluster", Reads: []create.Knob{create.KnobKubeconfig}}
-	makes := create.Registration{Name: "local", Summary: "processes on this machine", Makes: true, Reads: []create.Knob{create.KnobAPIServerPort}}
+	existing, err := provision.Lookup("kubeconfig")
+	if err != nil {
+		t.Fatal(err)
+	}
+	makes, err := provision.Lookup("local")
+	if err != nil {
+		t.Fatal(err)
+	}
 	given := func(names ...string) func(string) bool {
 		return func(n string) bool { return slices.Contains(names, n) }
 	}
 	for _, c := range []struct {
-		reg   create.Registration
+		reg   provision.Provider
 		flags []string
 		want  string
 	}{
@@ -53,7 +61,37 @@ func TestRefuse(t *testing.T) {
 	}
 }
 
-// Each flag is declared once.
+// The flags build the request the user meant: values land in the fields
+// of the provider that reads them, --load-images false skips the load, and
+// a flag given for another provider is refused before anything is made.
+func TestBuild(t *testing.T) {
+	var v Values
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	AddGlobal(fs, &v)
+	AddShape(fs, &v, "k", "e")
+	if err := fs.Parse([]string{"--provider", "kind", "--workers", "3", "--load-images=false", "--component-arg", "kubelet=--v=4", "--name", "x"}); err != nil {
+		t.Fatal(err)
+	}
+	given := func(n string) bool { return fs.Lookup(n).Changed }
+	r, err := v.Build(given)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Provider != "kind" || r.Kind.Workers != 3 || !r.Shape.SkipImageLoad || r.Shape.Name != "x" ||
+		!slices.Equal(r.Shape.ComponentArgs["kubelet"], []string{"--v=4"}) || r.Shape.KubernetesVersion != provision.DefaultKubernetesVersion {
+		t.Errorf("request %+v", r)
+	}
+	if err := fs.Parse([]string{"--etcd-members", "3"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Build(given); err == nil || err.Error() != "--etcd-members is not for the kind provider (Docker containers, made with kind)" {
+		t.Errorf("a local flag for kind: %v", err)
+	}
+}
+
+// Each flag is declared once, and every one but the releases (registered
+// with their commands' own help) binds a field.
+
 func TestNamesOnce(t *testing.T) {
 	seen := map[string]bool{}
 	for _, f := range All {
@@ -61,5 +99,8 @@ func TestNamesOnce(t *testing.T) {
 			t.Errorf("flag %q: empty, dashed or declared twice", f.Name)
 		}
 		seen[f.Name] = true
+		if f.bind == nil && f.Name != KubernetesVersion.Name && f.Name != EtcdVersion.Name {
+			t.Errorf("flag %q sets nothing", f.Name)
+		}
 	}
 }

@@ -19,7 +19,7 @@ func rules(t *testing.T) *claims.Catalog { return testCatalog(t, "rules.yaml") }
 
 func testCatalog(t *testing.T, file string) *claims.Catalog {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "..", "framework", "claims", "testdata", file))
+	data, err := os.ReadFile(filepath.Join("..", "..", "framework", "claims", "testdata", file))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package layering
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
 )
@@ -10,10 +9,7 @@ import (
 // package of internal/ (no exit codes, no progress printer), so a spec
 // binary and a provider share only Info, capabilities, abilities and Open.
 func TestContractIsNarrow(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", "{{join .Imports \" \"}}", module+"framework/cluster").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
+	out := goList(t, "-f", "{{join .Imports \" \"}}", module+"framework/cluster")
 	for _, imp := range strings.Fields(string(out)) {
 		if strings.HasPrefix(imp, module+"internal/") {
 			t.Errorf("framework/cluster imports %s", strings.TrimPrefix(imp, module))

@@ -6,7 +6,7 @@ package report
 // Debian's Chromium (headless) at the window widths people read it in and
 // as printed, measured in the page's own DOM. `make browser` runs it (and
 // `make test` runs that); it installs chromium and fonts-nanum if they are
-// missing (internal/provision/debpkg), so nothing here is skipped.
+// missing (internal/debpkg), so nothing here is skipped.
 
 import (
 	"bufio"
@@ -27,8 +27,8 @@ import (
 
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/internal/debpkg"
 	"github.com/kubeproof/kubeproof/internal/progress"
-	"github.com/kubeproof/kubeproof/internal/provision/debpkg"
 )
 
 var browserOut = flag.String("browser.out", "", "a directory for the rendered report and screenshots of it (kept for reading)")

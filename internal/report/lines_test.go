@@ -138,7 +138,7 @@ func TestRealRunShowsEveryLine(t *testing.T) {
 	if err := r.AddLines(cat, fixtures.Seeds(), fixtures.Sentences()); err != nil {
 		t.Fatal(err)
 	}
-	sentences, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "sentences.md"))
+	sentences, err := os.ReadFile(filepath.Join("..", "..", "docs", "sentences.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/internal/provision"
 )
 
 // fakeProvider is a provider whose cluster is up or not, counting the
@@ -56,7 +57,7 @@ func TestClusterForRemovesOnlyWhatItMade(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &fakeProvider{up: tc.upBefore}
-			_, down, removes, err := ClusterFor(ctx, ClusterOptions{Provider: tc.provider, Name: "t"}, p, tc.keep)
+			_, down, removes, err := ClusterFor(ctx, provision.Request{Provider: tc.provider}, p, tc.keep)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, want error %t", err, tc.wantErr)
 			}

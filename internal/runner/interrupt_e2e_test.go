@@ -25,7 +25,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubeproof/kubeproof/internal/provision/local"
+	"github.com/kubeproof/kubeproof/internal/provision"
 	"github.com/kubeproof/kubeproof/internal/report"
 )
 
@@ -176,7 +176,7 @@ func waitFor(t *testing.T, out *output, text string, within time.Duration) {
 func leftovers(t *testing.T) []string {
 	t.Helper()
 	var out []string
-	for _, p := range []string{filepath.Join(local.DataRoot, testCluster), filepath.Join(local.RunRoot, testCluster), "/run/netns/kubeproof-" + testCluster} {
+	for _, p := range append(provision.LocalClusterDirs(testCluster), "/run/netns/kubeproof-"+testCluster) {
 		if _, err := os.Stat(p); err == nil {
 			out = append(out, "path "+p)
 		}

@@ -3,11 +3,8 @@ package runner
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
-
-	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/access"
@@ -57,19 +54,19 @@ func reasonOf(r access.Result) string {
 }
 
 // podSecurityPreflight says, before any spec runs, which of the selected
-// specs need a Pod Security level the cluster's admission refuses: it asks
+// specs (nil: all) need a Pod Security level the cluster's admission refuses: it asks
 // the cluster (a namespace with the level's label, a dry-run Pod of the
 // level in it) once per level, restricted included, since every spec's
 // Pods need at least that. Each spec that will be not checkable gets one
 // line; the specs find out again themselves, from the same answers.
-func podSecurityPreflight(ctx context.Context, info *cluster.Info, sel Selection, pr *progress.Printer) error {
+func podSecurityPreflight(ctx context.Context, info *cluster.Info, specs []SelectedSpec, pr *progress.Printer) error {
 	_, client, err := cluster.NewClient(info.Kubeconfig, info.Context)
 	if err != nil {
 		return err
 	}
 	bySpec := map[podsecurity.Level][]framework.PodSecurityNeed{}
 	for _, n := range framework.PodSecurityNeeds() {
-		if sel.matches(n.Spec.Name, n.Labels) {
+		if specs == nil || slices.ContainsFunc(specs, func(s SelectedSpec) bool { return s.ID == n.Spec.ID }) {
 			bySpec[n.Level] = append(bySpec[n.Level], n)
 		}
 	}
@@ -109,48 +106,4 @@ func podSecurityPreflight(ctx context.Context, info *cluster.Info, sel Selection
 		pr.Infof("PodSecurity: the cluster admits the Pod Security levels the specs need: %s", strings.Join(admitted, "; "))
 	}
 	return nil
-}
-
-// Selection is a run's selection of specs: its label filter (empty:
-// all), and its --focus and --skip expressions on the specs' text.
-type Selection struct {
-	labels      types.LabelFilter
-	focus, skip []*regexp.Regexp
-}
-
-// NewSelection compiles a run's filters; a bad one is a usage error.
-func NewSelection(filter string, focus, skip []string) (Selection, error) {
-	var s Selection
-	if filter != "" {
-		lf, err := types.ParseLabelFilter(filter)
-		if err != nil {
-			return s, exitcode.Errorf(exitcode.Usage, "label filter %q: %v", filter, err)
-		}
-		s.labels = lf
-	}
-	for _, list := range []struct {
-		in  []string
-		out *[]*regexp.Regexp
-	}{{focus, &s.focus}, {skip, &s.skip}} {
-		for _, e := range list.in {
-			re, err := regexp.Compile(e)
-			if err != nil {
-				return s, exitcode.Errorf(exitcode.Usage, "%q: %v", e, err)
-			}
-			*list.out = append(*list.out, re)
-		}
-	}
-	return s, nil
-}
-
-// matches says whether the selection runs the spec with this text and
-// these labels, as Ginkgo decides it.
-func (s Selection) matches(text string, labels []string) bool {
-	if s.labels != nil && !s.labels(labels) {
-		return false
-	}
-	if len(s.focus) > 0 && !slices.ContainsFunc(s.focus, func(re *regexp.Regexp) bool { return re.MatchString(text) }) {
-		return false
-	}
-	return !slices.ContainsFunc(s.skip, func(re *regexp.Regexp) bool { return re.MatchString(text) })
 }

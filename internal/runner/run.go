@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/internal/cli/artifacts"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/provision"
 	"github.com/kubeproof/kubeproof/internal/report"
 )
 
@@ -20,21 +20,26 @@ var ErrReported = errors.New("already reported")
 // Plan is one run of the suites, as the flags of run (and of each release
 // of matrix) describe it.
 type Plan struct {
-	Cluster ClusterOptions
+	Cluster provision.Request
 	// Keep leaves a cluster the run brought up running afterwards.
 	Keep bool
 	// Catalog holds every claim; Selected those the run judges.
 	Catalog  *claims.Catalog
 	Selected []claims.Claim
-	// Filter is the specs' label filter (NoSpecs: run none), Selection the
-	// same with the specs' --focus and --skip, compiled.
-	Filter    string
-	Selection Selection
-	Specs     Specs
+	// Filter is the specs' label filter (NoSpecs: run none); Run are the
+	// specs it selects with the specs' --focus and --skip, as the specs
+	// themselves said in a dry run (PreviewSpecs): the one selection the
+	// preflight and the dry run read. Nil: every spec (no filter).
+	Filter string
+	Run    []SelectedSpec
+	Specs  Specs
 	// ReportDir is absolute.
 	ReportDir    string
 	RefutedFails bool
 }
+
+// newProvider is NewProvider; the engine's tests give it a fake.
+var newProvider = NewProvider
 
 // Run runs the plan: the cluster (made if it is not up, removed afterwards
 // unless kept), the preflight checks, the specs, the verdicts and the
@@ -43,20 +48,20 @@ type Plan struct {
 func Run(ctx context.Context, plan Plan) (rep report.Report, err error) {
 	out := os.Stdout
 	pr := Printer()
-	o := plan.Cluster
-	o.Ephemeral = !plan.Keep
-	p, err := NewProvider(ctx, o, pr)
+	req := plan.Cluster
+	req.Shape.Ephemeral = !plan.Keep
+	p, err := newProvider(ctx, req, pr)
 	if err != nil {
 		return rep, err
 	}
 	// The registry first: one that cannot take our images fails the run
 	// before a cluster is made.
-	if o.ImageRegistry != "" {
-		if err := artifacts.PushWorkloads(ctx, o.CacheDir, o.ImageRegistry, o.InsecureRegistry, pr); err != nil {
+	if req.Shape.ImageRegistry != "" {
+		if err := provision.PushWorkloads(ctx, req.Shape.CacheDir, req.Shape.ImageRegistry, req.Shape.InsecureRegistry, pr); err != nil {
 			return rep, err
 		}
 	}
-	info, down, removes, err := ClusterFor(ctx, o, p, plan.Keep)
+	info, down, removes, err := ClusterFor(ctx, req, p, plan.Keep)
 	if err != nil {
 		return rep, err
 	}
@@ -67,12 +72,12 @@ func Run(ctx context.Context, plan Plan) (rep report.Report, err error) {
 		}
 	}()
 	// The spec processes take our images from there (cluster.json).
-	info.PullsFrom(o.ImageRegistry, false)
+	info.PullsFrom(req.Shape.ImageRegistry, false)
 	if err := preflight(ctx, info, pr); err != nil {
 		return rep, err
 	}
 	if plan.Filter != NoSpecs {
-		if err := podSecurityPreflight(ctx, info, plan.Selection, pr); err != nil {
+		if err := podSecurityPreflight(ctx, info, plan.Run, pr); err != nil {
 			return rep, err
 		}
 	}

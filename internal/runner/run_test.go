@@ -7,18 +7,19 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
-	"github.com/kubeproof/kubeproof/internal/provision/create"
+	"github.com/kubeproof/kubeproof/internal/progress"
+	"github.com/kubeproof/kubeproof/internal/provision"
 )
 
-// testProvider is the fake provider of the registry in these tests: it
-// makes clusters whose kubeconfig does not exist.
+// testProvider is the fake provider in these tests: it makes clusters
+// whose kubeconfig does not exist. The engine gets it for a request of
+// the local provider (one that makes clusters).
 var testProvider = &fakeProvider{}
 
 func init() {
-	create.Register(create.Registration{
-		Name: "runner-test", Summary: "a fake for the engine's tests", Makes: true,
-		New: func(create.Options) (cluster.Provider, error) { return testProvider, nil },
-	})
+	newProvider = func(context.Context, provision.Request, *progress.Printer) (cluster.Provider, error) {
+		return testProvider, nil
+	}
 }
 
 // A run that fails after making its cluster (here: its kubeconfig cannot
@@ -28,7 +29,7 @@ func TestRunRemovesTheClusterItMadeOnFailure(t *testing.T) {
 	for _, keep := range []bool{false, true} {
 		*testProvider = fakeProvider{kubeconfig: filepath.Join(t.TempDir(), "missing")}
 		_, err := Run(context.Background(), Plan{
-			Cluster: ClusterOptions{Provider: "runner-test", Name: "t"}, Keep: keep,
+			Cluster: provision.Request{Provider: "local", Options: provision.Options{Shape: provision.Shape{Name: "t"}}}, Keep: keep,
 			Filter: NoSpecs, ReportDir: t.TempDir(),
 		})
 		if code := exitcode.Of(err); code != exitcode.Kubeconfig {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/internal/progress"
-	"github.com/kubeproof/kubeproof/internal/provision/process"
 	"github.com/kubeproof/kubeproof/internal/runner"
 )
 
@@ -137,7 +136,9 @@ func timeEndToEnd(ctx context.Context, b Plan, out string) (commandBench, error)
 // lastLine is the last line of the log at path, shortened, for the progress
 // ticker.
 func lastLine(path string) string {
-	line := strings.TrimSpace(process.Tail(path, 1))
+	data, _ := os.ReadFile(path) // a log not written yet has no last line
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	line := strings.TrimSpace(lines[len(lines)-1])
 	const most = 120
 	if len(line) > most {
 		line = line[:most] + "…"

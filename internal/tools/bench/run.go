@@ -13,17 +13,17 @@ import (
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/provision"
 	"github.com/kubeproof/kubeproof/internal/runner"
 )
 
 // Plan is what `kubeproof bench` measures, from its flags.
 type Plan struct {
-	// Cluster are the cluster flags; bench sets the provider and the
-	// release of each measurement.
-	Cluster   runner.ClusterOptions
-	Providers []string
+	// Clusters are the clusters to measure, one per provider, in order;
+	// bench sets the release of each measurement.
+	Clusters []provision.Request
 	// Releases are the Kubernetes releases to measure each provider on;
-	// empty: Cluster's release alone.
+	// empty: each cluster's release alone.
 	Releases []string
 	Rounds   int
 	Pods     int
@@ -48,20 +48,19 @@ type Plan struct {
 // Run brings each provider's clusters up and down, Rounds times per
 // release, measuring each round, then times the end-to-end command.
 func Run(ctx context.Context, b Plan) (Result, error) {
-	o := b.Cluster
-	releases := b.Releases
-	if len(releases) == 0 {
-		releases = []string{o.KubernetesVersion}
-	}
 	res := Result{GeneratedAt: time.Now().UTC(), Kubeproof: b.Kubeproof, CPUs: runtime.NumCPU()}
-	for _, name := range b.Providers {
-		if !runner.MakesClusters(name) {
+	for _, o := range b.Clusters {
+		name := o.Provider
+		if !o.Makes() {
 			return res, exitcode.Errorf(exitcode.Usage, "--providers %s: bench brings clusters up, so only local and kind", name)
 		}
-		o.Provider = name
+		releases := b.Releases
+		if len(releases) == 0 {
+			releases = []string{o.Shape.KubernetesVersion}
+		}
 		for _, v := range releases {
 			if len(b.Releases) > 0 {
-				o.KubernetesVersion, o.EtcdVersion = v, ""
+				o.Shape.KubernetesVersion, o.Shape.EtcdVersion = v, ""
 			}
 			pb := providerBench{Provider: name, KubernetesVersion: v}
 			if b.WarmUp {
@@ -92,7 +91,7 @@ func Run(ctx context.Context, b Plan) (Result, error) {
 
 // measureRound brings the provider's cluster up and measures one round; its
 // suites' reports go under dir.
-func measureRound(ctx context.Context, o runner.ClusterOptions, b Plan, pb *providerBench, dir string) (rb roundBench, err error) {
+func measureRound(ctx context.Context, o provision.Request, b Plan, pb *providerBench, dir string) (rb roundBench, err error) {
 	pr := runner.Printer()
 	p, err := downProvider(ctx, o)
 	if err != nil {
@@ -158,14 +157,14 @@ func measureRound(ctx context.Context, o runner.ClusterOptions, b Plan, pb *prov
 
 // downProvider returns the provider of o for a cluster bench is about to
 // bring up: it must be down, as bringing it up is what bench measures.
-func downProvider(ctx context.Context, o runner.ClusterOptions) (cluster.Provider, error) {
-	o.Ephemeral = true
+func downProvider(ctx context.Context, o provision.Request) (cluster.Provider, error) {
+	o.Shape.Ephemeral = true
 	p, err := runner.NewProvider(ctx, o, runner.Printer())
 	if err != nil {
 		return nil, err
 	}
 	if _, err := p.Info(ctx); err == nil {
-		return nil, exitcode.Errorf(exitcode.Conflict, "%s cluster %q is up: bench measures bringing it up (run `kubeproof down --provider %s` first)", o.Provider, o.Name, o.Provider)
+		return nil, exitcode.Errorf(exitcode.Conflict, "%s cluster %q is up: bench measures bringing it up (run `kubeproof down --provider %s` first)", o.Provider, o.Shape.Name, o.Provider)
 	}
 	return p, nil
 }
@@ -174,7 +173,7 @@ func downProvider(ctx context.Context, o runner.ClusterOptions) (cluster.Provide
 // bring-up builds or loads what the provider needs (binaries, the kind node
 // image) and fills the machine's file cache, none of which is the time a
 // bring-up takes.
-func warmUp(ctx context.Context, o runner.ClusterOptions) error {
+func warmUp(ctx context.Context, o provision.Request) error {
 	p, err := downProvider(ctx, o)
 	if err != nil {
 		return err

@@ -1,0 +1,147 @@
+package provision
+
+// What is built before and beside a cluster, for the commands that ask for
+// it by name (prepare, image, and a run with --image-registry): the host
+// packages, the Kubernetes and etcd binaries, the images the specs run and
+// their push to a registry, kind's node image, and kubeproof's own container
+// image.
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/internal/debpkg"
+	"github.com/kubeproof/kubeproof/internal/progress"
+	"github.com/kubeproof/kubeproof/internal/provision/internal/binaries"
+	"github.com/kubeproof/kubeproof/internal/provision/internal/imagebuild"
+	"github.com/kubeproof/kubeproof/internal/provision/internal/nodeimage"
+)
+
+// Releases name what to build: the Kubernetes and etcd releases and the
+// cache that holds what is built.
+type Releases struct {
+	KubernetesVersion string
+	EtcdVersion       string
+	CacheDir          string
+}
+
+func (r Releases) binaries(ctx context.Context, pr *progress.Printer) (binaries.Set, error) {
+	return binaries.Ensure(ctx, binaries.Options{
+		KubernetesVersion: r.KubernetesVersion, EtcdVersion: r.EtcdVersion, CacheDir: r.CacheDir, Progress: pr,
+	})
+}
+
+// Prepare installs the host packages a local cluster needs, builds
+// Kubernetes and etcd, and packs every image, saying where each went: what
+// `kubeproof up` would otherwise do first.
+func Prepare(ctx context.Context, r Releases, pr *progress.Printer) error {
+	if err := debpkg.Ensure(ctx, debpkg.LocalCluster, pr); err != nil {
+		return err
+	}
+	set, err := r.binaries(ctx, pr)
+	if err != nil {
+		return err
+	}
+	pr.Infof("Kubernetes binaries in %s, etcd in %s", set.KubernetesDir, set.EtcdDir)
+	dir, err := imagebuild.ProgramDir()
+	if err != nil {
+		return err
+	}
+	for _, img := range images.All {
+		tar, err := imagebuild.Build(img, dir, r.CacheDir)
+		if err != nil {
+			return err
+		}
+		pr.Infof("image %s in %s", img.Ref, tar)
+	}
+	return nil
+}
+
+// Workload is an image the specs run, built, with its digest.
+type Workload struct {
+	Image  images.Image
+	Digest string
+}
+
+// Workloads builds (or finds) the images the specs run.
+func Workloads(cacheDir string) ([]Workload, error) {
+	built, err := buildWorkloads(cacheDir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Workload, len(built))
+	for i, b := range built {
+		out[i] = Workload{Image: b.Image, Digest: fmt.Sprint(b.Digest)}
+	}
+	return out, nil
+}
+
+func buildWorkloads(cacheDir string) ([]imagebuild.Built, error) {
+	programs, err := imagebuild.ProgramDir()
+	if err != nil {
+		return nil, err
+	}
+	var out []imagebuild.Built
+	for _, img := range images.Workloads {
+		b, err := imagebuild.Load(img, programs, cacheDir)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// PushWorkloads pushes the images the specs run to registry, saying what
+// it did for each.
+func PushWorkloads(ctx context.Context, cacheDir, registry string, insecure bool, pr *progress.Printer) error {
+	built, err := buildWorkloads(cacheDir)
+	if err != nil {
+		return err
+	}
+	for _, b := range built {
+		ref, pushed, err := b.Push(ctx, registry, insecure)
+		if err != nil {
+			return err
+		}
+		state := "already there"
+		if pushed {
+			state = "pushed"
+		}
+		pr.Infof("%s %s (%s)", ref, state, b.Digest)
+	}
+	return nil
+}
+
+// NodeImage makes kind's node image (or finds it, tagged by a digest of its
+// inputs) in the Docker that dockerHost names, and says which and how.
+func NodeImage(ctx context.Context, r Releases, dockerHost, debianMirror string, pr *progress.Printer) (ref string, err error) {
+	res, err := nodeimage.Ensure(ctx, nodeimage.Options{
+		KubernetesVersion: r.KubernetesVersion, EtcdVersion: r.EtcdVersion,
+		CacheDir: r.CacheDir, DockerHost: dockerHost, DebianMirror: debianMirror, Progress: pr,
+	})
+	if err != nil {
+		return "", err
+	}
+	pr.Infof("%s", res)
+	return res.Ref, nil
+}
+
+// CLIImage writes kubeproof's own image (this binary, its images'
+// programs, kubectl of the release) as a docker archive at path, named tag.
+func CLIImage(ctx context.Context, r Releases, path, tag string, pr *progress.Printer) error {
+	programs, err := imagebuild.ProgramDir()
+	if err != nil {
+		return err
+	}
+	bin, err := r.binaries(ctx, pr)
+	if err != nil {
+		return err
+	}
+	image, err := imagebuild.CLI(programs, bin.Path("kubectl"))
+	if err != nil {
+		return err
+	}
+	return imagebuild.WriteArchive(path, tag, image)
+}
