@@ -137,6 +137,17 @@ type Claim struct {
 	// mechanism behind an effect the claim confirms, or why a refutation
 	// stands (what the cluster does instead, and where Kubernetes says so).
 	Note string `json:"note,omitempty"`
+	// DiffersFrom names the claims that read some of the same evidence
+	// with the same expectation as this one and still read a failure of it
+	// otherwise (one refuted where the other is conditional), each with the
+	// reason, for a reviewer: without it the catalog's consistency check
+	// (CheckConsistency) fails, since one fact gets one verdict.
+	DiffersFrom []Difference `json:"differsFrom,omitempty"`
+	// FlipsUnder names the settings under which the claim takes another
+	// verdict than on a default cluster: each a fault of kubeproof's fault
+	// matrix (fixtures/faults.yaml, run by `kubeproof faults`) that lists
+	// the claim with that verdict. The reports show it beside the verdict.
+	FlipsUnder []Flip `json:"flipsUnder,omitempty"`
 	// Source is where the claim is written: its claims file and the line
 	// of its id, for reports that point readers at it (claims-junit.xml's
 	// file and line). Set when the file is loaded, never written in one.
@@ -370,14 +381,14 @@ func (c *Catalog) Validate() error {
 			if cl.NotTestable != "" {
 				bad("open and notTestable exclude each other: a sentence is testable with no check yet (open) or no cluster can test it (notTestable)")
 			}
-			if len(cl.Specs) > 0 || len(cl.Expect) > 0 || len(cl.Conditional) > 0 {
-				bad("an open claim names no specs and no expectations: open says what check is missing")
+			if len(cl.Specs) > 0 || len(cl.Expect) > 0 || len(cl.Conditional) > 0 || cl.relates() {
+				bad("an open claim names no specs, expectations, differsFrom or flipsUnder: open says what check is missing")
 			}
 			continue
 		}
 		if !cl.Testable() {
-			if len(cl.Specs) > 0 || len(cl.Expect) > 0 {
-				bad("a claim marked not testable names no specs and no expectations")
+			if len(cl.Specs) > 0 || len(cl.Expect) > 0 || cl.relates() {
+				bad("a claim marked not testable names no specs, expectations, differsFrom or flipsUnder")
 			}
 			continue
 		}
@@ -410,6 +421,9 @@ func (c *Catalog) Validate() error {
 				bad("withinClaimed: %v", err)
 			}
 		}
+		for _, err := range cl.validateRelations() {
+			bad("%v", err)
+		}
 		for _, alt := range cl.Conditional {
 			if alt.Condition == "" || len(alt.Expect) == 0 {
 				bad("a conditional alternative needs a condition and expectations")
@@ -421,6 +435,7 @@ func (c *Catalog) Validate() error {
 			}
 		}
 	}
+	errs = append(errs, c.checkDifferences()...)
 	probes := map[string]bool{}
 	for _, p := range c.Probes {
 		if probes[p.ID] {
