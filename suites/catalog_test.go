@@ -90,3 +90,21 @@ func TestDocsExamplesSelectSomething(t *testing.T) {
 		}
 	}
 }
+
+// One fact, one verdict: claims that hold the same kind of evidence to the
+// same expectation read its failure alike (both refuted, or both
+// conditional), unless one names the other in differsFrom with the reason.
+func TestOneFactOneVerdict(t *testing.T) {
+	cat := ownCatalog(t)
+	for _, err := range claims.CheckConsistency(cat, append(framework.DeclaredEvidence(), cat.ProbeEvidence()...)) {
+		t.Error(err)
+	}
+}
+
+// A conditional verdict names a real condition: none of the catalog's
+// conditions merely restricts its claim to where it held.
+func TestConditionsNameAConditionOfTheirOwn(t *testing.T) {
+	for _, err := range claims.CheckConditions(ownCatalog(t).Claims) {
+		t.Error(err)
+	}
+}

@@ -60,10 +60,12 @@ var (
 	ClusterRoles       = Permission{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", For: "the RBAC spec (the seed's ClusterRole)"}
 	DefaultBindings    = Permission{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "rolebindings", Namespace: "default", For: "the RBAC spec (the seed's RoleBinding in default)"}
 	NodeProxy          = Permission{Verb: "get", Resource: "nodes", Subresource: "proxy", For: "the CRI spec (a kubelet's metrics and configuration)"}
+	PersistentVolumes  = Permission{Verb: "create", Resource: "persistentvolumes", For: "the volume binding specs (a static PersistentVolume)"}
+	StorageClasses     = Permission{Verb: "create", Group: "storage.k8s.io", Resource: "storageclasses", For: "the scheduler's volume binding spec (a class that waits for its first consumer)"}
 )
 
 // All are the permissions a run checks, Namespaces first.
-var All = []Permission{Namespaces, Pods, Deployments, Nodes, MutatingWebhooks, ValidatingWebhooks, Policies, CRDs, CSRApproval, AccessReviews, TokenReviews, ClusterRoles, DefaultBindings, NodeProxy}
+var All = []Permission{Namespaces, Pods, Deployments, Nodes, MutatingWebhooks, ValidatingWebhooks, Policies, CRDs, CSRApproval, AccessReviews, TokenReviews, ClusterRoles, DefaultBindings, NodeProxy, PersistentVolumes, StorageClasses}
 
 // Result is what the API server said of one permission.
 type Result struct {

@@ -5,6 +5,8 @@ package noderuntime
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -29,13 +31,7 @@ func Containers(ctx context.Context, info *cluster.Info, node, namespace, pod st
 	if info.ContainerdAddress == "" {
 		return nil, fmt.Errorf("%s", info.Missing(cluster.NodeExec))
 	}
-	program := info.Ctr
-	if program == "" {
-		program = "ctr"
-	}
-	ctr := func(args ...string) ([]byte, error) {
-		return info.RunOnNode(ctx, node, append([]string{program, "--address", info.ContainerdAddress, "--namespace", "k8s.io"}, args...)...)
-	}
+	ctr := func(args ...string) ([]byte, error) { return ctr(ctx, info, node, args...) }
 	// Only the Pod's containers, by the labels the CRI plugin gives them:
 	// a node runs many, and each info is a command of its own.
 	ids, err := ctr("containers", "ls", "-q",
@@ -64,4 +60,28 @@ func Containers(ctx context.Context, info *cluster.Info, node, namespace, pod st
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
 	return out, nil
+}
+
+// Exec runs args in the running container id on node, as the container's
+// own process (ctr tasks exec), and returns its standard output. It goes
+// through the node's containerd only, not the API server: what a Pod does
+// while the control plane is away.
+func Exec(ctx context.Context, info *cluster.Info, node, id string, args ...string) ([]byte, error) {
+	if info.ContainerdAddress == "" {
+		return nil, fmt.Errorf("%s", info.Missing(cluster.NodeExec))
+	}
+	suffix := make([]byte, 4)
+	if _, err := rand.Read(suffix); err != nil {
+		return nil, fmt.Errorf("name the exec: %w", err)
+	}
+	return ctr(ctx, info, node, append([]string{"tasks", "exec", "--exec-id", "kubeproof-" + hex.EncodeToString(suffix), id}, args...)...)
+}
+
+// ctr runs the node's ctr against its containerd, in the CRI's namespace.
+func ctr(ctx context.Context, info *cluster.Info, node string, args ...string) ([]byte, error) {
+	program := info.Ctr
+	if program == "" {
+		program = "ctr"
+	}
+	return info.RunOnNode(ctx, node, append([]string{program, "--address", info.ContainerdAddress, "--namespace", "k8s.io"}, args...)...)
 }

@@ -31,9 +31,11 @@ const writeWindow = 5 * time.Second
 var _ = ginkgo.Describe("API server without etcd", ginkgo.Serial, func() {
 	f := framework.New("no-etcd")
 
-	ginkgo.It("with etcd stopped nothing is stored; once it is back, the same create succeeds",
+	ginkgo.It("with etcd stopped nothing is stored and what runs goes on running; once it is back, the same create succeeds",
 		framework.Checks(specEtcdStopped),
 		func(ctx ginkgo.SpecContext) {
+			ginkgo.By("a Pod behind a Service, served before etcd stops")
+			workload := startServedWorkload(ctx, f)
 			cms := f.Client.CoreV1().ConfigMaps(f.Namespace)
 			cm := func() *corev1.ConfigMap {
 				return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "while-etcd-stopped"}, Data: map[string]string{"stored": "when etcd is back"}}
@@ -48,6 +50,7 @@ var _ = ginkgo.Describe("API server without etcd", ginkgo.Serial, func() {
 				return err == nil, nil
 			}), "the API server's cache serves the ConfigMap made before etcd stops")
 			start := f.StopComponent(ctx, "etcd")
+			stopped := time.Now()
 
 			ev := etcdStoppedEvidence{WindowSeconds: writeWindow.Seconds()}
 			ginkgo.By("reads while etcd is stopped: from the API server's cache, and of the latest state")
@@ -71,6 +74,9 @@ var _ = ginkgo.Describe("API server without etcd", ginkgo.Serial, func() {
 			ev.WriteMs = framework.Millis(time.Since(began))
 			ev.WriteOutcome = outcome(err)
 			ev.WriteAccepted = err == nil
+
+			ginkgo.By("what ran before: the Pod on its own port, and its Service, through the node's runtime")
+			workload.observe(ctx, f, stopped)
 
 			restarted := time.Now()
 			if err := start(ctx); err != nil {

@@ -79,23 +79,29 @@ type auditOrderEvidence struct {
 }
 
 var (
-	request          = framework.DeclareEvidence[requestEvidence]("request", specCreate)
-	binding          = framework.DeclareEvidence[bindingEvidence]("binding", specCreate)
-	schedulerWatch   = framework.DeclareEvidence[watchEvidence]("schedulerWatch", specCreate)
-	kubeletWatch     = framework.DeclareEvidence[watchEvidence]("kubeletWatch", specCreate)
-	writers          = framework.DeclareEvidence[writersEvidence]("writers", specCreate)
-	statusWrites     = framework.DeclareEvidence[statusWritesEvidence]("statusWrites", specCreate)
-	controllerWrites = framework.DeclareEvidence[controllerWritesEvidence]("controllerWrites", specCreate)
-	auditOrder       = framework.DeclareEvidence[auditOrderEvidence]("auditOrder", specCreate)
+	request        = framework.DeclareEvidence[requestEvidence]("request", specCreate)
+	binding        = framework.DeclareEvidence[bindingEvidence]("binding", specCreate)
+	schedulerWatch = framework.DeclareEvidence[watchEvidence]("schedulerWatch", specCreate)
+	// The controller manager's watch of Pods: its shared informers' (they
+	// run as the controller manager's own user, not a controller's
+	// ServiceAccount).
+	controllerManagerWatch = framework.DeclareEvidence[watchEvidence]("controllerManagerWatch", specCreate)
+	kubeletWatch           = framework.DeclareEvidence[watchEvidence]("kubeletWatch", specCreate)
+	writers                = framework.DeclareEvidence[writersEvidence]("writers", specCreate)
+	statusWrites           = framework.DeclareEvidence[statusWritesEvidence]("statusWrites", specCreate)
+	controllerWrites       = framework.DeclareEvidence[controllerWritesEvidence]("controllerWrites", specCreate)
+	auditOrder             = framework.DeclareEvidence[auditOrderEvidence]("auditOrder", specCreate)
 )
 
-// recordSchedulerWatch reads the scheduler's watch of Pods from the audit
-// log: it began when the scheduler started, long before the spec.
+// recordSchedulerWatch reads the scheduler's and the controller manager's
+// watches of Pods from the audit log: they began when those components
+// started, long before the spec.
 func recordSchedulerWatch(log *audit.Log) {
 	ginkgo.GinkgoHelper()
 	watches, err := podWatches(log)
 	framework.ExpectNoError(err, "read the pod watches from the audit log")
 	schedulerWatch.Record(watchOf(watches, "system:kube-scheduler"))
+	controllerManagerWatch.Record(watchOf(watches, "system:kube-controller-manager"))
 }
 
 func podWatches(log *audit.Log) ([]audit.Event, error) {
