@@ -153,6 +153,9 @@ var _ = ginkgo.Describe("Pod network", func() {
 				Spec:       corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}},
 			}, metav1.CreateOptions{})
 			framework.ExpectNoError(err, "create the Service")
+			log, from := f.AuditLog()
+			recordProxyWatches(f, log)
+			endpoints := trackEndpoints(ctx, f, "served")
 			slices := f.Record(ctx, "EndpointSlices", cache.NewFilteredListWatchFromClient(f.Client.DiscoveryV1().RESTClient(), "endpointslices", f.Namespace,
 				func(o *metav1.ListOptions) { o.LabelSelector = discoveryv1.LabelServiceName + "=served" }))
 			pods := startReady(ctx, f, f.RecordPods(ctx), appPod("server-a", labels), appPod("server-b", labels), appPod("client", nil))
@@ -176,22 +179,39 @@ var _ = ginkgo.Describe("Pod network", func() {
 			ev := readinessEvidence{WindowSeconds: window.Seconds()}
 			_, firstReady := endpoint("server-b's endpoint to be ready", true)
 			ev.NotReadyBeforeFirstPass, ev.ListedNotReadyBeforePass = firstPass(slices.Events(), b)
-			if firstReady {
+			ip := b.Status.PodIP
+			endpoints.ev.ReadyAfterPass = endpoints.await(ctx, "server-b's address to be ready in the Endpoints", ip, true, window)
+			// Each record is followed on its own: a cluster may keep one
+			// without the other (a controller disabled).
+			inEndpoints := endpoints.ev.ReadyAfterPass
+			if firstReady || inEndpoints {
 				switched := time.Now()
 				f.Fetch(ctx, "server-b", "", "http://localhost:8080/control?ready=false", 1)
-				var at time.Time
-				at, ev.NotReadyInSlice = endpoint("server-b's endpoint to be not ready", false)
-				if ev.NotReadyInSlice {
-					ev.NotReadyInSliceAfterMs = framework.Millis(at.Sub(switched))
+				if firstReady {
+					var at time.Time
+					at, ev.NotReadyInSlice = endpoint("server-b's endpoint to be not ready", false)
+					if ev.NotReadyInSlice {
+						ev.NotReadyInSliceAfterMs = framework.Millis(at.Sub(switched))
+					}
+				}
+				if inEndpoints {
+					endpoints.ev.NotReadyWhenProbeFails = endpoints.await(ctx, "server-b's address to be not ready in the Endpoints", ip, false, window)
 				}
 				switched = time.Now()
 				f.Fetch(ctx, "server-b", "", "http://localhost:8080/control?ready=true", 1)
-				at, ev.ReadyAgainInSlice = endpoint("server-b's endpoint to be ready again", true)
-				if ev.ReadyAgainInSlice {
-					ev.ReadyInSliceAfterMs = framework.Millis(at.Sub(switched))
+				if firstReady {
+					var at time.Time
+					at, ev.ReadyAgainInSlice = endpoint("server-b's endpoint to be ready again", true)
+					if ev.ReadyAgainInSlice {
+						ev.ReadyInSliceAfterMs = framework.Millis(at.Sub(switched))
+					}
+				}
+				if inEndpoints {
+					endpoints.ev.ReadyAgain = endpoints.await(ctx, "server-b's address to be ready again in the Endpoints", ip, true, window)
 				}
 			}
 			readiness.Record(ev)
+			endpoints.record(f, log, from)
 			if !firstReady || !ev.NotReadyInSlice || !ev.ReadyAgainInSlice {
 				framework.Unmet("kube-controller-manager", "server-b's EndpointSlice followed its readiness",
 					fmt.Sprintf("first ready: %t, not ready after its probe failed: %t, ready again: %t (windows of %s)", firstReady, ev.NotReadyInSlice, ev.ReadyAgainInSlice, window))
