@@ -57,6 +57,7 @@ func TestClaimsNewThenLint(t *testing.T) {
 		{"equals: Running", "atLeast: 3", "wants a number"},
 		{"podflow-create", "podflow-nope", "does not exist"},
 		{"kind: behaviour", "kind: behaviour\n  verdict: confirmed", `my-doc.yaml:20: claim MY-DOC-POD-RUNNING: unknown field "verdict"`},
+		{"kind: behaviour", "kind: behaviour\n  conditional: [{condition: where it holds, expect: [{evidence: running.phase, equals: Pending}]}]", `claim MY-DOC-POD-RUNNING: condition "where it holds" restricts the claim to where it holds`},
 		{"specs: [podflow-create]", "specs: podflow-create", "my-doc.yaml:20: claim MY-DOC-POD-RUNNING: specs: a string where the field is of type []string"},
 		{"id: MY-DOC-POD-RUNNING", "id: 004-CREATED-201", "claim 004-CREATED-201 (my-doc.md): the ID is already a claim of the built-in catalog (004_6e140b62836917bf.txt, fixtures/claims/004_6e140b62836917bf.yaml:"},
 	} {

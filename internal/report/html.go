@@ -155,6 +155,7 @@ var pageFuncs = template.FuncMap{
 		return v == string(judge.NotRun) || v == string(judge.NotTestable) || v == LineOpen
 	},
 	"evidence": evidenceText,
+	"flips":    flipsText,
 	"style":    func() template.HTML { return pageStyle },
 	"anchor":   anchor,
 	"inline":   inlineMarkdown,
@@ -262,7 +263,7 @@ var page = template.Must(template.New("claims").Funcs(pageFuncs).Parse(`<!DOCTYP
 {{range .Claims}}<tr id="{{anchor .Claim.ID}}">
 <td><code>{{.Claim.ID}}</code><div class="meta">{{.Claim.Component}} · {{.Claim.Kind}}</div></td>
 <td><div class="quote">{{inline .Claim.Quote}}</div><div class="statement">{{.Claim.Statement}}</div><div class="meta">{{.Claim.Section}}</div></td>
-<td class="verdict" style="background:{{color .Verdict}}">{{.Verdict}}{{if .Condition}}<small>{{.Condition}}</small>{{end}}{{if .Claim.Note}}<small class="note">{{.Claim.Note}}</small>{{end}}</td>
+<td class="verdict" style="background:{{color .Verdict}}">{{.Verdict}}{{if .Condition}}<small>{{.Condition}}</small>{{end}}{{if .Claim.Note}}<small class="note">{{.Claim.Note}}</small>{{end}}{{with flips .Claim}}<small class="note">{{.}}</small>{{end}}</td>
 <td>{{evidence .}}{{if .Observations}}<ul class="obs">{{range .Observations}}<li>{{.String}}</li>{{end}}</ul>{{end}}</td>
 </tr>{{end}}
 </table>

@@ -121,6 +121,9 @@ func Markdown(w io.Writer, r Report) error {
 			if c.Note != "" {
 				verdict += "<br><sub>" + cell(c.Note) + "</sub>"
 			}
+			if f := flipsText(c); f != "" {
+				verdict += "<br><sub>" + cell(f) + "</sub>"
+			}
 			fmt.Fprintf(b, "| <a id=\"%s\"></a>`%s` | %s | %s | %s |\n", anchor(c.ID), c.ID, sentence, verdict, cell(evidenceText(res)))
 		}
 	}

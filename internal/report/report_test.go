@@ -26,7 +26,8 @@ func sample() Report {
 			Verdict: judge.NotTestable, Reason: "opinion"},
 		{Claim: claims.Claim{ID: "X-EVICT", Document: "d.txt", Section: "s", Quote: "q", Statement: "evicts", Component: "kube-controller-manager", Kind: claims.Behaviour, Open: "a spec that deletes a node"},
 			Verdict: judge.Open, Reason: "a spec that deletes a node"},
-		{Claim: claims.Claim{ID: "X-BIND", Document: "d.txt", Section: "s", Quote: "q", Statement: "binds", Component: "kube-scheduler", Kind: claims.Behaviour},
+		{Claim: claims.Claim{ID: "X-BIND", Document: "d.txt", Section: "s", Quote: "q", Statement: "binds", Component: "kube-scheduler", Kind: claims.Behaviour,
+			FlipsUnder: []claims.Flip{{Fault: "cache-off", Verdict: claims.FlipsToConfirmed, Setting: "kube-apiserver --watch-cache=false"}}},
 			Verdict: judge.Refuted, Reason: "the cluster did otherwise: bound = false"},
 	}
 	run := judge.Run{
@@ -65,8 +66,13 @@ func TestWriteAllFormats(t *testing.T) {
 	if !strings.Contains(string(md), "| ❔ open | 1 |") || !strings.Contains(string(md), "a spec that deletes a node") {
 		t.Errorf("claims.md does not report the open claim as open:\n%s", md)
 	}
+	// A setting that flips a verdict is shown beside it.
+	flip := "would be confirmed with kube-apiserver --watch-cache=false (kubeproof faults --only cache-off)"
+	if !strings.Contains(string(md), flip) {
+		t.Errorf("claims.md does not say under which setting X-BIND flips:\n%s", md)
+	}
 	html, _ := os.ReadFile(filepath.Join(dir, "claims.html"))
-	for _, want := range []string{"<svg", "X-TIME", "measured: 3.6 ms", "X-EVICT", ">open<"} {
+	for _, want := range []string{"<svg", "X-TIME", "measured: 3.6 ms", "X-EVICT", ">open<", flip} {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("claims.html lacks %q", want)
 		}

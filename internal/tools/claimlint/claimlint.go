@@ -79,14 +79,25 @@ const ScaffoldQuote = "the sentence of the document, as written"
 
 // Own is claims lint's checks of a user's claims once they loaded:
 // specs (built-in or the file's probes), evidence paths and types (through
-// the probes' observers too), the capabilities observers need, quotes.
+// the probes' observers too), the capabilities observers need, conditions
+// that only restate their claim, two claims reading one fact two ways,
+// quotes.
 func Own(own []claims.Claim, probes []claims.LoadedProbe, doc *Document) []string {
 	problems := UnknownSpecs(own, probes)
 	mine := &claims.Catalog{Claims: own, Probes: probes}
 	for _, err := range claims.CheckProbeNeeds(mine) {
 		problems = append(problems, err.Error())
 	}
-	for _, err := range claims.CheckEvidence(mine, append(framework.DeclaredEvidence(), mine.ProbeEvidence()...)) {
+	decls := append(framework.DeclaredEvidence(), mine.ProbeEvidence()...)
+	for _, err := range claims.CheckEvidence(mine, decls) {
+		problems = append(problems, err.Error())
+	}
+	// A conditional verdict names a real condition, and one fact gets one
+	// reading: the checks the built-in catalog's tests make.
+	for _, err := range claims.CheckConditions(own) {
+		problems = append(problems, err.Error())
+	}
+	for _, err := range claims.CheckConsistency(mine, decls) {
 		problems = append(problems, err.Error())
 	}
 	for _, c := range own {
