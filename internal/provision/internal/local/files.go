@@ -97,6 +97,9 @@ oomScoreAdj: 0
 clusterDomain: cluster.local
 resolvConf: ""
 podLogsDir: %s
+# Static Pods, as kubeadm's nodes read them from /etc/kubernetes/manifests:
+# the control plane here runs as processes, so the directory starts empty.
+staticPodPath: %s
 failSwapOn: false
 # Our images cannot be pulled again once removed: never collect them.
 imageGCHighThresholdPercent: 100
@@ -108,7 +111,7 @@ evictionHard:
 rotateCertificates: false
 serverTLSBootstrap: false
 `, nw.nodeIP, l.pki("ca.crt"), l.pki("kubelet-server.crt"), l.pki("kubelet-server.key"),
-		l.containerdSock(), cg.Driver, cg.KubeletRoot, failCgroupV1, l.podLogs())
+		l.containerdSock(), cg.Driver, cg.KubeletRoot, failCgroupV1, l.podLogs(), l.staticPods())
 }
 
 // kubeProxyConfig runs kube-proxy in iptables mode without touching host

@@ -32,6 +32,7 @@ func (l layout) etcdDataDir() string      { return filepath.Join(l.dataDir(), "e
 func (l layout) auditLog() string         { return filepath.Join(l.dataDir(), "audit", "audit.log") }
 func (l layout) kubeletRoot() string      { return filepath.Join(l.dataDir(), "kubelet") }
 func (l layout) podLogs() string          { return filepath.Join(l.dataDir(), "pod-logs") }
+func (l layout) staticPods() string       { return filepath.Join(l.dataDir(), "manifests") }
 func (l layout) containerdRoot() string   { return filepath.Join(l.dataDir(), "containerd") }
 func (l layout) containerdState() string  { return filepath.Join(l.runDir(), "containerd") }
 func (l layout) containerdSock() string   { return filepath.Join(l.runDir(), "containerd.sock") }

@@ -207,7 +207,7 @@ func (p *Provider) create(ctx context.Context, st *state, bin binaries.Set, tars
 // directory readable by others, so all are private.
 func (u *bringUp) directories(context.Context) error {
 	l := u.p.l
-	for _, d := range []string{l.runDir(), l.logDir(), l.confDir(), l.kubeletRoot(), l.podLogs(), l.cniConfDir(), l.cniIPAMDir()} {
+	for _, d := range []string{l.runDir(), l.logDir(), l.confDir(), l.kubeletRoot(), l.podLogs(), l.staticPods(), l.cniConfDir(), l.cniIPAMDir()} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return fmt.Errorf("create %s: %w", d, err)
 		}
