@@ -146,11 +146,11 @@ func TestReportRefutedFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	// podflow-create saw no write of the controller manager: claim
-	// 000-CONTROLLER-MANAGER (it acts on the Pod) is refuted.
+	// 000-STEP5-CONTROLLER-CREATES (it makes a request for the Pod) is refuted.
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	spec := types.SpecReport{
 		ContainerHierarchyTexts: []string{"Pod creation flow"}, LeafNodeType: types.NodeTypeIt, LeafNodeText: "kubectl apply -f pod.yaml",
-		LeafNodeLabels: []string{"spec:podflow-create", "claim:000-CONTROLLER-MANAGER"}, State: types.SpecStatePassed,
+		LeafNodeLabels: []string{"spec:podflow-create", "claim:000-STEP5-CONTROLLER-CREATES"}, State: types.SpecStatePassed,
 		StartTime: start, EndTime: start.Add(2 * time.Second), RunTime: 2 * time.Second, NumAttempts: 1,
 		CapturedGinkgoWriterOutput: "STEP: apply\n",
 		ReportEntries:              types.ReportEntries{{Name: "evidence:controllerWrites", Value: types.WrapEntryValue(map[string]any{"count": 0})}},
@@ -189,7 +189,7 @@ func TestReportRefutedFlags(t *testing.T) {
 		{[]string{"--fail-on-refuted"}, exitcode.Refuted, true},
 		{[]string{"--fail-on-refuted", "--junit-refuted-as", "passed"}, exitcode.Refuted, false},
 	} {
-		args := append([]string{"report", "--report-dir", dir, "--claims", "000-CONTROLLER-MANAGER"}, tc.flags...)
+		args := append([]string{"report", "--report-dir", dir, "--claims", "000-STEP5-CONTROLLER-CREATES"}, tc.flags...)
 		code, out := runOut(t, args...)
 		if code != tc.code {
 			t.Errorf("%v: exit %d, want %d\n%s", tc.flags, code, tc.code, out)
