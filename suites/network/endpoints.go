@@ -50,7 +50,8 @@ func (t *endpointsTracker) await(ctx context.Context, what, ip string, wantReady
 // addressIn finds ip in the latest Endpoints object: among its ready
 // addresses (ready) or its notReadyAddresses.
 func addressIn(events []observe.Event, ip string) (ready, found bool) {
-	for _, e := range observe.Latest[*corev1.Endpoints](events) {
+	// The deprecated v1 Endpoints is the object the seed names, observed on purpose.
+	for _, e := range observe.Latest[*corev1.Endpoints](events) { //nolint:staticcheck // see above
 		for _, s := range e.Subsets {
 			for _, a := range s.Addresses {
 				if a.IP == ip {
