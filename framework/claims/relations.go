@@ -33,7 +33,7 @@ const (
 // default cluster.
 type Flip struct {
 	// Fault is the ID of the fault of fixtures/faults.yaml that makes the
-	// setting (`kubeproof faults --only <fault>`); it must list the claim
+	// setting (`kubeproof faults --fault <fault>`); it must list the claim
 	// with Verdict.
 	Fault string `json:"fault"`
 	// Verdict is the claim's verdict under the setting.

@@ -67,7 +67,7 @@ func TestWriteAllFormats(t *testing.T) {
 		t.Errorf("claims.md does not report the open claim as open:\n%s", md)
 	}
 	// A setting that flips a verdict is shown beside it.
-	flip := "would be confirmed with kube-apiserver --watch-cache=false (kubeproof faults --only cache-off)"
+	flip := "would be confirmed with kube-apiserver --watch-cache=false (kubeproof faults --fault cache-off)"
 	if !strings.Contains(string(md), flip) {
 		t.Errorf("claims.md does not say under which setting X-BIND flips:\n%s", md)
 	}

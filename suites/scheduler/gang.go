@@ -98,7 +98,7 @@ var _ = ginkgo.Describe("Scheduler Permit", func() {
 // ("" when it can): the API server serves no PodGroup, or the scheduler's
 // profile has no GangScheduling plugin.
 func gangSchedulingMissing(ctx context.Context, f *framework.Framework) string {
-	const gate = "gang scheduling needs the GenericWorkload feature gate (beta in v1.37, off by default) on kube-apiserver and kube-scheduler, and scheduling.k8s.io/v1beta1 served (--runtime-config); `kubeproof faults --only gang-scheduling` makes such a cluster"
+	const gate = "gang scheduling needs the GenericWorkload feature gate (beta in v1.37, off by default) on kube-apiserver and kube-scheduler, and scheduling.k8s.io/v1beta1 served (--runtime-config); `kubeproof faults --fault gang-scheduling` makes such a cluster"
 	resources, err := f.Client.Discovery().ServerResourcesForGroupVersion(podGroups.GroupVersion().String())
 	if err != nil || !slices.ContainsFunc(resources.APIResources, func(r metav1.APIResource) bool { return r.Name == podGroups.Resource }) {
 		return "the API server serves no " + podGroups.GroupVersion().String() + " PodGroup: " + gate
