@@ -125,6 +125,19 @@ func (f *Framework) Needs(facts ...Fact) {
 	}
 }
 
+// CanarySaw reports whether the canary saw step fact and every step it
+// needs happen, and, when it did not, which did not and why: for a spec
+// that can do without the step (it records the evidence that needs it as
+// unobservable and goes on) rather than stop, as Needs does.
+func CanarySaw(fact Fact) (bool, string) {
+	for _, g := range chain(fact) {
+		if s := canary[g]; !s.OK {
+			return false, fmt.Sprintf("the canary before the specs saw %s not happen (%s): %s", factInfo[g].what, factInfo[g].component, s.Detail)
+		}
+	}
+	return true, ""
+}
+
 // denied are the permissions the run's user lacks (access.Permission's
 // String -> the authorizer's reason), as the canary asked in its namespace.
 var denied map[string]string

@@ -53,6 +53,12 @@ func startServedWorkload(ctx context.Context, f *framework.Framework) *servedWor
 		runningWithoutEtcd.Unobservable("%s", f.Cluster.Missing(cluster.NodeExec))
 		return nil
 	}
+	// A cluster that cannot serve a Pod behind a Service costs no window
+	// here: the canary has already seen whether it can.
+	if ok, why := framework.CanarySaw(framework.Endpoints); !ok {
+		runningWithoutEtcd.Unobservable("%s", why)
+		return nil
+	}
 	rec := f.RecordPods(ctx)
 	pods := f.Client.CoreV1().Pods(f.Namespace)
 	for _, p := range []*corev1.Pod{workloadPod("server", map[string]string{"app": "served"}), workloadPod("client", nil)} {
