@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubeproof/kubeproof/framework/claims/observer"
 	"github.com/kubeproof/kubeproof/framework/cluster"
 )
 
@@ -101,15 +102,7 @@ func (c *Catalog) ProbeEvidence() []EvidenceDecl {
 
 // Object names one object of the probe: in the probe's namespace unless it
 // is cluster-scoped.
-type Object struct {
-	// APIVersion and Kind of the object (v1 Pod, apps/v1 Deployment).
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	// Name of the object.
-	Name string `json:"name"`
-}
-
-func (o Object) String() string { return fmt.Sprintf("%s %s", o.Kind, o.Name) }
+type Object = observer.Ref
 
 // Step is one action of a probe: exactly one of its actions is set.
 type Step struct {
@@ -123,16 +116,16 @@ type Step struct {
 	// Apply creates the objects of a manifest (one or more YAML documents)
 	// in the probe's namespace, inline or from a file relative to the
 	// claims file (the document's own YAML).
-	Apply *Apply `json:"apply,omitempty"`
+	Apply *Apply `json:"apply,omitempty" schema:"oneof"`
 	// Patch patches an object.
-	Patch *Patch `json:"patch,omitempty"`
+	Patch *Patch `json:"patch,omitempty" schema:"oneof"`
 	// Delete deletes an object.
-	Delete *Delete `json:"delete,omitempty"`
+	Delete *Delete `json:"delete,omitempty" schema:"oneof"`
 	// Wait waits until an observer's object meets a condition.
-	Wait *Wait `json:"wait,omitempty"`
+	Wait *Wait `json:"wait,omitempty" schema:"oneof"`
 	// Kubectl runs the cluster's kubectl with these arguments in the
 	// probe's namespace (-n is added); its exit code is steps.<name>.code.
-	Kubectl []string `json:"kubectl,omitempty"`
+	Kubectl []string `json:"kubectl,omitempty" schema:"oneof"`
 	// As runs a kubectl or exec step as another user: with an x509 client
 	// certificate the cluster's CSR API issues for it (needs a signer and
 	// the right to approve CSRs), so that the API server authenticates
@@ -140,16 +133,16 @@ type Step struct {
 	As *Identity `json:"as,omitempty"`
 	// Exec runs a command in a container of a Pod of the probe (through
 	// the API server, as kubectl exec does).
-	Exec *Exec `json:"exec,omitempty"`
+	Exec *Exec `json:"exec,omitempty" schema:"oneof"`
 	// StopComponent stops a component of the cluster (etcd,
 	// kube-controller-manager, kube-scheduler) where the provider can; it
 	// is started again by a StartComponent step or when the probe ends. A
 	// probe that stops one runs alone (Serial); on a provider that cannot,
 	// its claims are not checkable, naming that.
-	StopComponent string `json:"stopComponent,omitempty"`
+	StopComponent string `json:"stopComponent,omitempty" schema:"oneof"`
 	// StartComponent starts a component a StopComponent step stopped and
 	// waits until it is healthy.
-	StartComponent string `json:"startComponent,omitempty"`
+	StartComponent string `json:"startComponent,omitempty" schema:"oneof"`
 }
 
 // StopsComponents reports whether the probe stops a component (and must
@@ -219,92 +212,9 @@ type Wait struct {
 	Timeout string `json:"timeout,omitempty"`
 }
 
-// Observer records evidence under Name while the probe runs: exactly one
-// of its kinds is set.
-type Observer struct {
-	// Name is the evidence name claims read (name.last.phase).
-	Name string `json:"name"`
-	// Object is the history of one object from a watch: every version,
-	// with the fields asked for and when.
-	Object *ObjectObserver `json:"object,omitempty"`
-	// Events are the Events about one object of the probe.
-	Events *Object `json:"events,omitempty"`
-	// Audit are the API server's audit entries of the probe's namespace
-	// that match a filter (needs the AuditLog capability).
-	Audit *AuditFilter `json:"audit,omitempty"`
-	// EndpointSlices is the membership of a Service's EndpointSlices over
-	// time: which Pods were ready, serving, terminating.
-	EndpointSlices *ServiceRef `json:"endpointSlices,omitempty"`
-	// Etcd reads an object of the probe from etcd after every step: its
-	// key and how it is encoded (needs the EtcdAccess capability).
-	Etcd *Object `json:"etcd,omitempty"`
-	// Metric reads a metric of a component when the probe starts and when
-	// it ends.
-	Metric *MetricRef `json:"metric,omitempty"`
-}
-
-// MetricRef names a metric: the sum of its samples whose labels include
-// Labels.
-type MetricRef struct {
-	// Component is kube-apiserver or kubelet.
-	Component string `json:"component"`
-	// Node is the kubelet's node (default: the cluster's only node, or the
-	// first node listed).
-	Node string `json:"node,omitempty"`
-	// Name is the metric's name (apiserver_request_total).
-	Name string `json:"name"`
-	// Labels select its samples.
-	Labels map[string]string `json:"labels,omitempty"`
-}
-
-// EtcdEvidence is what an etcd observer records: it reads the object
-// after every step, so that an object the probe deletes was still seen.
-type EtcdEvidence struct {
-	// Found: etcd held the object after some step.
-	Found bool `json:"found"`
-	// FoundAfter names the steps after which etcd held it.
-	FoundAfter []string `json:"foundAfter"`
-	// Key is the key it was last stored under (/registry/pods/<ns>/<name>),
-	// with the probe's namespace as {namespace}.
-	Key string `json:"key"`
-	// Encoding is how it was last stored: protobuf, json or other.
-	Encoding string `json:"encoding"`
-}
-
-// MetricEvidence is what a metric observer records.
-type MetricEvidence struct {
-	// Before and After are the metric's value when the probe started and
-	// when it ended; Change is After - Before.
-	Before float64 `json:"before"`
-	After  float64 `json:"after"`
-	Change float64 `json:"change"`
-}
-
-// ObjectObserver watches one object.
-type ObjectObserver struct {
-	Object `json:",inline"`
-	// Fields maps a name (letters, digits) to a JSONPath into the object
-	// ({.status.phase}, {.status.containerStatuses[0].restartCount}).
-	Fields map[string]string `json:"fields"`
-}
-
-// AuditFilter selects audit entries; an empty field matches any.
-type AuditFilter struct {
-	// User is the username (system:serviceaccount:..., kubernetes-admin),
-	// or a regular expression when it starts with ^.
-	User string `json:"user,omitempty"`
-	// Verbs are the verbs (create, update, patch, delete, get, list, watch).
-	Verbs []string `json:"verbs,omitempty"`
-	// Resource, Subresource and Name of the object.
-	Resource    string `json:"resource,omitempty"`
-	Subresource string `json:"subresource,omitempty"`
-	Name        string `json:"name,omitempty"`
-}
-
-// ServiceRef names a Service of the probe.
-type ServiceRef struct {
-	Service string `json:"service"`
-}
+// Observer records evidence under Name while the probe runs: its kinds
+// are the rows of observer.Kinds.
+type Observer = observer.Observer
 
 // Probe evidence types: what each observer records. Times are
 // milliseconds after the probe's first step began, so that claims compare
@@ -327,128 +237,10 @@ type StepResult struct {
 	Message string `json:"message"`
 }
 
-// EventRecord is one Event about the observed object.
-type EventRecord struct {
-	// Reason is the Event's reason (Scheduled, Pulled, BackOff, Killing).
-	Reason string `json:"reason"`
-	// Type is Normal or Warning.
-	Type string `json:"type"`
-	// Message is the Event's message.
-	Message string `json:"message"`
-	// Count is how many times the Event was reported (series included).
-	Count int `json:"count"`
-	// Source is the component that reported it (kubelet, default-scheduler).
-	Source string `json:"source"`
-	// At is when it was first seen by the watch (ms).
-	At float64 `json:"at"`
-}
-
-// EventsEvidence is what an events observer records.
-type EventsEvidence struct {
-	// Events are every Event about the object, in the order seen.
-	Events []EventRecord `json:"events"`
-	// Reasons are the distinct reasons, in the order first seen.
-	Reasons []string `json:"reasons"`
-	// Count is the number of distinct Events.
-	Count int `json:"count"`
-}
-
-// AuditRecord is one audit entry that matched.
-type AuditRecord struct {
-	// User is the requesting user's name.
-	User string `json:"user"`
-	// Verb, Resource, Subresource, Name as the audit entry has them.
-	Verb        string `json:"verb"`
-	Resource    string `json:"resource"`
-	Subresource string `json:"subresource"`
-	Name        string `json:"name"`
-	// Code is the response's HTTP status.
-	Code int `json:"code"`
-	// At is when the request was received (ms).
-	At float64 `json:"at"`
-}
-
-// AuditEvidence is what an audit observer records.
-type AuditEvidence struct {
-	// Entries are the matching entries, in the order received.
-	Entries []AuditRecord `json:"entries"`
-	// Codes are their response codes, in order.
-	Codes []int `json:"codes"`
-	// Count is the number of matching entries.
-	Count int `json:"count"`
-}
-
-// SliceVersion is a Service's endpoints at one time.
-type SliceVersion struct {
-	// At is when the watch delivered it (ms).
-	At float64 `json:"at"`
-	// Ready, Serving and Terminating name the Pods whose endpoint had the
-	// condition true; All names every Pod with an endpoint.
-	Ready       []string `json:"ready"`
-	Serving     []string `json:"serving"`
-	Terminating []string `json:"terminating"`
-	All         []string `json:"all"`
-}
-
-// EndpointsEvidence is what an endpointSlices observer records.
-type EndpointsEvidence struct {
-	// Versions are the Service's endpoints after each change, in order.
-	Versions []SliceVersion `json:"versions"`
-	// Last is the endpoints at the end of the probe.
-	Last SliceVersion `json:"last"`
-	// EverReady names every Pod that was ready at some time.
-	EverReady []string `json:"everReady"`
-}
-
-// Change is a field's value from some time on.
-type Change struct {
-	At    float64 `json:"at"`
-	Value any     `json:"value"`
-}
-
-var (
-	fieldNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*$`)
-	stepNameRE  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]*$`)
-)
+var stepNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]*$`)
 
 // StepsEvidence is the evidence name under which a probe records its steps.
 const StepsEvidence = "steps"
-
-// ObjectEvidenceType is the Go type of an object observer's evidence: its
-// fields become struct fields, so that a claim's path through them is
-// checked like a built-in spec's.
-//
-//	versions.N.{at,type,<field>...}  every version the watch delivered
-//	first.<field>, last.<field>      the first and last version's values
-//	values.<field>                    the field's distinct successive values
-//	changes.<field>.N.{at,value}      when each of them began
-//	intervals.<field>                 ms between successive changes
-//	deleted, deletedAt, count         whether it was deleted, when; versions seen
-func ObjectEvidenceType(fields []string) reflect.Type {
-	anyT := reflect.TypeFor[any]()
-	mk := func(elem reflect.Type, extra ...reflect.StructField) reflect.Type {
-		sf := slices.Clone(extra)
-		for _, f := range fields {
-			sf = append(sf, reflect.StructField{Name: "F_" + f, Type: elem, Tag: reflect.StructTag(fmt.Sprintf(`json:%q`, f))})
-		}
-		return reflect.StructOf(sf)
-	}
-	version := mk(anyT,
-		reflect.StructField{Name: "At", Type: reflect.TypeFor[float64](), Tag: `json:"at"`},
-		reflect.StructField{Name: "Type", Type: reflect.TypeFor[string](), Tag: `json:"type"`})
-	values := mk(anyT)
-	return reflect.StructOf([]reflect.StructField{
-		{Name: "Versions", Type: reflect.SliceOf(version), Tag: `json:"versions"`},
-		{Name: "First", Type: values, Tag: `json:"first"`},
-		{Name: "Last", Type: values, Tag: `json:"last"`},
-		{Name: "Values", Type: mk(reflect.TypeFor[[]any]()), Tag: `json:"values"`},
-		{Name: "Changes", Type: mk(reflect.TypeFor[[]Change]()), Tag: `json:"changes"`},
-		{Name: "Intervals", Type: mk(reflect.TypeFor[[]float64]()), Tag: `json:"intervals"`},
-		{Name: "Deleted", Type: reflect.TypeFor[bool](), Tag: `json:"deleted"`},
-		{Name: "DeletedAt", Type: reflect.TypeFor[*float64](), Tag: `json:"deletedAt"`},
-		{Name: "Count", Type: reflect.TypeFor[int](), Tag: `json:"count"`},
-	})
-}
 
 // StepNames are the names of the probe's steps as its evidence has them.
 func (p Probe) StepNames() []string {
@@ -471,35 +263,11 @@ func (p Probe) Evidence(source Source) []EvidenceDecl {
 	}
 	decls := []EvidenceDecl{{Spec: p.ID, Name: StepsEvidence, Type: reflect.StructOf(steps), Source: source}}
 	for _, o := range p.Observe {
-		var t reflect.Type
-		switch {
-		case o.Object != nil:
-			t = ObjectEvidenceType(sortedKeys(o.Object.Fields))
-		case o.Events != nil:
-			t = reflect.TypeFor[EventsEvidence]()
-		case o.Audit != nil:
-			t = reflect.TypeFor[AuditEvidence]()
-		case o.EndpointSlices != nil:
-			t = reflect.TypeFor[EndpointsEvidence]()
-		case o.Etcd != nil:
-			t = reflect.TypeFor[EtcdEvidence]()
-		case o.Metric != nil:
-			t = reflect.TypeFor[MetricEvidence]()
-		default:
-			continue
+		if o.Spec != nil {
+			decls = append(decls, EvidenceDecl{Spec: p.ID, Name: o.Name, Type: o.Spec.Evidence(), Source: source})
 		}
-		decls = append(decls, EvidenceDecl{Spec: p.ID, Name: o.Name, Type: t, Source: source})
 	}
 	return decls
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // ParseTimeout reads a probe's or a wait's timeout, def when empty.
@@ -548,47 +316,8 @@ func (p Probe) validate() []string {
 			bad("observer %s: the name is used twice", o.Name)
 		}
 		observers[o.Name] = o
-		n := 0
-		for _, set := range []bool{o.Object != nil, o.Events != nil, o.Audit != nil, o.EndpointSlices != nil, o.Etcd != nil, o.Metric != nil} {
-			if set {
-				n++
-			}
-		}
-		if n != 1 {
-			bad("observer %s: give exactly one of object, events, audit, endpointSlices, etcd, metric", o.Name)
-		}
-		if o.Etcd != nil && (o.Etcd.Kind == "" || o.Etcd.APIVersion == "" || o.Etcd.Name == "") {
-			bad("observer %s: etcd needs apiVersion, kind and name", o.Name)
-		}
-		if o.Metric != nil && (o.Metric.Name == "" || !slices.Contains([]string{"kube-apiserver", "kubelet"}, o.Metric.Component)) {
-			bad("observer %s: metric needs a name and a component (kube-apiserver or kubelet)", o.Name)
-		}
-		if o.Object != nil {
-			if o.Object.Kind == "" || o.Object.APIVersion == "" || o.Object.Name == "" {
-				bad("observer %s: object needs apiVersion, kind and name", o.Name)
-			}
-			if len(o.Object.Fields) == 0 {
-				bad("observer %s: object needs fields (name: JSONPath)", o.Name)
-			}
-			for f, jp := range o.Object.Fields {
-				if !fieldNameRE.MatchString(f) {
-					bad("observer %s: field name %q must be letters and digits", o.Name, f)
-				}
-				if !strings.HasPrefix(jp, "{") || !strings.HasSuffix(jp, "}") {
-					bad("observer %s: field %s: %q is not a JSONPath in braces ({.status.phase})", o.Name, f, jp)
-				}
-			}
-		}
-		if o.Events != nil && (o.Events.Kind == "" || o.Events.Name == "") {
-			bad("observer %s: events needs the kind and name of the object", o.Name)
-		}
-		if o.Audit != nil && strings.HasPrefix(o.Audit.User, "^") {
-			if _, err := regexp.Compile(o.Audit.User); err != nil {
-				bad("observer %s: user: %v", o.Name, err)
-			}
-		}
-		if o.EndpointSlices != nil && o.EndpointSlices.Service == "" {
-			bad("observer %s: endpointSlices needs a service", o.Name)
+		for _, e := range o.Validate() {
+			bad("%s", e)
 		}
 	}
 	seen := map[string]bool{}
@@ -640,14 +369,18 @@ func (p Probe) validate() []string {
 			}
 		case s.Wait != nil:
 			o := observers[s.Wait.Observer]
+			var w observer.Waitable
+			if o != nil {
+				w, _ = o.Spec.(observer.Waitable)
+			}
 			switch {
-			case o == nil || o.Object == nil:
+			case w == nil:
 				bad("step %s: wait names %q, which is not an object observer of the probe", name, s.Wait.Observer)
 			case s.Wait.Deleted == (s.Wait.Condition != nil):
 				bad("step %s: wait needs a field and condition, or deleted: true (one)", name)
 			case s.Wait.Condition != nil:
-				if _, ok := o.Object.Fields[s.Wait.Field]; !ok {
-					bad("step %s: wait: observer %s has no field %q (it has %s)", name, o.Name, s.Wait.Field, strings.Join(sortedKeys(o.Object.Fields), ", "))
+				if fields := w.FieldNames(); !slices.Contains(fields, s.Wait.Field) {
+					bad("step %s: wait: observer %s has no field %q (it has %s)", name, o.Name, s.Wait.Field, strings.Join(fields, ", "))
 				}
 				c := *s.Wait.Condition
 				c.Evidence = s.Wait.Observer + ".last." + s.Wait.Field
@@ -668,19 +401,6 @@ func (p Probe) validate() []string {
 		}
 	}
 	return errs
-}
-
-// Needs are the capabilities an observer of a probe needs: a claim that
-// reads its evidence must require them, so that a cluster without them
-// makes the claim not checkable, naming them, before any spec runs.
-func (o Observer) Needs() []cluster.Capability {
-	switch {
-	case o.Audit != nil:
-		return []cluster.Capability{cluster.AuditLog}
-	case o.Etcd != nil:
-		return []cluster.Capability{cluster.EtcdAccess}
-	}
-	return nil
 }
 
 // StoppableComponents are the components a probe's steps can stop and

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubeproof/kubeproof/framework/claims/observer"
 )
 
 const probeFile = `apiVersion: kubeproof.io/v1alpha1
@@ -106,7 +108,7 @@ func TestProbeValidation(t *testing.T) {
 
 func TestObjectEvidenceRoundTrip(t *testing.T) {
 	// What the runtime records (maps) decodes into the declared type.
-	typ := ObjectEvidenceType([]string{"phase"})
+	typ := (&observer.Object{Fields: map[string]string{"phase": "{.status.phase}"}}).Evidence()
 	data := []byte(`{"versions":[{"at":1.5,"type":"ADDED","phase":"Pending"}],"first":{"phase":"Pending"},"last":{"phase":"Pending"},"values":{"phase":["Pending"]},"changes":{"phase":[{"at":1.5,"value":"Pending"}]},"intervals":{"phase":[]},"deleted":false,"deletedAt":null,"count":1}`)
 	v := reflectNew(typ)
 	if err := yaml.UnmarshalStrict(data, v); err != nil {
@@ -115,3 +117,21 @@ func TestObjectEvidenceRoundTrip(t *testing.T) {
 }
 
 func reflectNew(t reflect.Type) any { return reflect.New(t).Interface() }
+
+// An observer takes exactly one kind of observer.Kinds; a field its kind
+// does not have, or a kind that does not exist, is refused at its line.
+func TestObserverKinds(t *testing.T) {
+	cat := loadProbeFile(t, strings.Replace(probeFile, "    audit: {resource: pods}\n", "    audit: {resource: pods}\n    events: {kind: Pod, name: web}\n", 1))
+	if err := cat.Validate(); err == nil || !strings.Contains(err.Error(), "observer api: give exactly one of object, events, audit") {
+		t.Errorf("two kinds: %v", err)
+	}
+	for name, tc := range map[string]struct{ from, to, want string }{
+		"field of no kind": {"    audit: {resource: pods}\n", "    audit:\n      resource: pods\n      pod: web\n", `doc.yaml:13: unknown field "pod"`},
+		"no such kind":     {"    audit: {resource: pods}\n", "    logs: {pod: web}\n", `doc.yaml:11: unknown field "logs"`},
+	} {
+		err := (&Catalog{}).add("doc.yaml", "doc.yaml", "", []byte(strings.Replace(probeFile, tc.from, tc.to, 1)))
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %s", name, err, tc.want)
+		}
+	}
+}

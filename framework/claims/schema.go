@@ -202,9 +202,14 @@ func deref(t reflect.Type) reflect.Type {
 	return t
 }
 
-// jsonField finds the field that encoding/json writes under name.
+// jsonField finds the field that encoding/json writes under name: one of
+// t's, or of those its OneOf lists (an observer's kinds).
 func jsonField(t reflect.Type, name string) (reflect.Type, bool) {
-	for _, f := range reflect.VisibleFields(t) {
+	fields := reflect.VisibleFields(t)
+	if o, ok := reflect.Zero(t).Interface().(interface{ OneOf() []reflect.StructField }); ok {
+		fields = append(fields, o.OneOf()...)
+	}
+	for _, f := range fields {
 		if n, ok := JSONName(f); ok && n == name && len(f.Index) > 0 {
 			return f.Type, true
 		}

@@ -7,7 +7,6 @@ package probe
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,10 +17,8 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
@@ -34,6 +31,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/framework/claims/observer"
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/framework/kubectl"
 )
@@ -47,13 +45,11 @@ const (
 // run is one probe's run: its clients, its observers, and the time its
 // first step began (every time in its evidence is relative to it).
 type run struct {
-	f      *framework.Framework
-	p      claims.LoadedProbe
-	dyn    dynamic.Interface
-	mapper meta.RESTMapper
-	start  time.Time
-	obs    map[string]observer
-	steps  map[string]claims.StepResult
+	f     *framework.Framework
+	p     claims.LoadedProbe
+	env   *observer.Env
+	obs   map[string]observer.Recorder
+	steps map[string]claims.StepResult
 	// started starts again the components a step stopped.
 	started map[string]func(context.Context) error
 }
@@ -77,14 +73,16 @@ func Run(ctx context.Context, f *framework.Framework, p claims.LoadedProbe) {
 			return
 		}
 	}
-	r := &run{f: f, p: p, obs: map[string]observer{}, steps: map[string]claims.StepResult{}, started: map[string]func(context.Context) error{}}
-	r.dyn, err = dynamic.NewForConfig(f.RESTConfig)
+	r := &run{f: f, p: p, obs: map[string]observer.Recorder{}, steps: map[string]claims.StepResult{}, started: map[string]func(context.Context) error{}}
+	r.env = &observer.Env{Client: f.Client, Namespace: f.Namespace, Cluster: f.Cluster,
+		APITimeout: framework.Timeout.API, AuditTimeout: framework.Timeout.Audit}
+	r.env.Dynamic, err = dynamic.NewForConfig(f.RESTConfig)
 	framework.ExpectNoError(err, "dynamic client")
 	dc, err := discovery.NewDiscoveryClientForConfig(f.RESTConfig)
 	framework.ExpectNoError(err, "discovery client")
-	r.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
+	r.env.Mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
 
-	r.start = time.Now()
+	r.env.Start = time.Now()
 	for _, o := range p.Observe {
 		ob, err := r.startObserver(ctx, o)
 		if err != nil {
@@ -99,11 +97,11 @@ func Run(ctx context.Context, f *framework.Framework, p claims.LoadedProbe) {
 	names := p.StepNames()
 	for i, s := range p.Steps {
 		res, err := r.step(ctx, s)
-		res.At = ms(r.start, res.startedAt)
+		res.At = r.env.Millis(res.startedAt)
 		r.steps[names[i]] = res.StepResult
 		for _, ob := range r.obs {
-			if w, ok := ob.(stepWatcher); ok {
-				w.afterStep(ctx, names[i])
+			if w, ok := ob.(observer.StepReader); ok {
+				w.AfterStep(ctx, names[i])
 			}
 		}
 		if err != nil && !s.AllowFailure {
@@ -124,13 +122,13 @@ func (r *run) record() {
 		if !ok {
 			continue
 		}
-		v, err := ob.evidence()
+		v, err := ob.Evidence()
+		ob.Stop()
 		if err != nil {
 			framework.ProbeUnobservable(o.Name, err.Error())
 			continue
 		}
 		framework.RecordProbeEvidence(o.Name, v)
-		ob.stop()
 	}
 	r.obs = nil
 }
@@ -183,21 +181,18 @@ func containerArg(c string) []string {
 	return []string{"-c", c}
 }
 
-// resource maps an object's apiVersion and kind to its resource, in the
-// probe's namespace when it is namespaced.
-func (r *run) resource(apiVersion, kind string) (dynamic.ResourceInterface, error) {
-	gv, err := schema.ParseGroupVersion(apiVersion)
-	if err != nil {
-		return nil, fmt.Errorf("apiVersion %q: %w", apiVersion, err)
+// startObserver starts an observer once the cluster has what its kind
+// needs.
+func (r *run) startObserver(ctx context.Context, o claims.Observer) (observer.Recorder, error) {
+	if o.Spec == nil {
+		return nil, fmt.Errorf("observer %s has no kind", o.Name)
 	}
-	m, err := r.mapper.RESTMapping(gv.WithKind(kind).GroupKind(), gv.Version)
-	if err != nil {
-		return nil, fmt.Errorf("the cluster serves no %s %s: %w", apiVersion, kind, err)
+	for _, c := range o.Needs() {
+		if !r.f.Cluster.Has(c) {
+			return nil, fmt.Errorf("the observer needs %s: %s", c, r.f.Cluster.Missing(c))
+		}
 	}
-	if m.Scope.Name() == meta.RESTScopeNameNamespace {
-		return r.dyn.Resource(m.Resource).Namespace(r.f.Namespace), nil
-	}
-	return r.dyn.Resource(m.Resource), nil
+	return o.Spec.Start(ctx, r.env)
 }
 
 // apply creates every object of a manifest, with kubeproof's images taken
@@ -228,7 +223,7 @@ func (r *run) apply(ctx context.Context, a *claims.Apply) (int, error) {
 			labels[k] = v
 		}
 		obj.SetLabels(labels)
-		ri, err := r.resource(obj.GetAPIVersion(), obj.GetKind())
+		ri, err := r.env.Resource(obj.GetAPIVersion(), obj.GetKind())
 		if err != nil {
 			return code, err
 		}
@@ -241,7 +236,7 @@ func (r *run) apply(ctx context.Context, a *claims.Apply) (int, error) {
 }
 
 func (r *run) patch(ctx context.Context, p *claims.Patch) (int, error) {
-	ri, err := r.resource(p.APIVersion, p.Kind)
+	ri, err := r.env.Resource(p.APIVersion, p.Kind)
 	if err != nil {
 		return 0, err
 	}
@@ -261,7 +256,7 @@ func (r *run) patch(ctx context.Context, p *claims.Patch) (int, error) {
 }
 
 func (r *run) delete(ctx context.Context, d *claims.Delete) (int, error) {
-	ri, err := r.resource(d.APIVersion, d.Kind)
+	ri, err := r.env.Resource(d.APIVersion, d.Kind)
 	if err != nil {
 		return 0, err
 	}
@@ -304,27 +299,20 @@ func (r *run) wait(ctx context.Context, w *claims.Wait) error {
 	if err != nil {
 		return err
 	}
-	ob, ok := r.obs[w.Observer].(*objectObserver)
+	ob, ok := r.obs[w.Observer].(observer.Waiter)
 	if !ok {
 		return fmt.Errorf("observer %s is not watching (see its evidence)", w.Observer)
 	}
-	return ob.waitFor(ctx, framework.Scale(timeout), w)
+	timeout = framework.Scale(timeout)
+	if w.Deleted {
+		return ob.WaitDeleted(ctx, timeout, w.Observer+": deleted")
+	}
+	c := *w.Condition
+	return ob.WaitField(ctx, timeout, fmt.Sprintf("%s: %s %s", w.Observer, w.Field, c.Want()), w.Field, c.Holds)
 }
 
 // ms is the time from start to t in milliseconds.
 func ms(start, t time.Time) float64 { return framework.Millis(t.Sub(start)) }
-
-// jsonValue decodes v into the shapes the judge reads (float64, string,
-// bool, []any, map[string]any).
-func jsonValue(v any) any {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	var out any
-	_ = json.Unmarshal(data, &out)
-	return out
-}
 
 // kubectlAs is kubectl with a kubeconfig of its own: the cluster's server
 // and CA, and a client certificate the CSR API issued for id.

@@ -50,6 +50,7 @@ type schema struct {
 	Additional  *bool              `json:"additionalProperties,omitempty"`
 	Items       *schema            `json:"items,omitempty"`
 	AllOf       []*schema          `json:"allOf,omitempty"`
+	OneOf       []*schema          `json:"oneOf,omitempty"`
 	Definitions map[string]*schema `json:"definitions,omitempty"`
 }
 
@@ -97,13 +98,28 @@ func (g *generator) ref(t reflect.Type) *schema {
 func (g *generator) object(t reflect.Type) *schema {
 	no := false
 	s := &schema{Type: "object", Description: g.src.docs[key(t, "")], Properties: map[string]*schema{}, Additional: &no}
-	for _, f := range reflect.VisibleFields(t) {
+	fields := reflect.VisibleFields(t)
+	for _, f := range oneOf(t) {
+		f.Tag += ` schema:"oneof"`
+		fields = append(fields, f)
+	}
+	for _, f := range fields {
 		name, omit, ok := jsonName(f)
 		if !ok || f.Tag.Get("schema") == "-" {
 			continue
 		}
+		if f.Tag.Get("schema") == "oneof" {
+			// Exactly one of these: a schema each that requires it.
+			s.OneOf = append(s.OneOf, &schema{Required: []string{name}})
+		}
 		p := g.value(f.Type)
-		if d := g.src.docs[key(t, f.Name)]; d != "" {
+		d := g.src.docs[key(t, f.Name)]
+		if d == "" {
+			// A field a method lists (an observer's kind) is documented
+			// by its type.
+			d = g.src.docs[key(deref(f.Type), "")]
+		}
+		if d != "" {
 			if p.Ref != "" {
 				// draft-07 ignores the siblings of a $ref: the description
 				// goes beside it, the reference into an allOf.
@@ -144,6 +160,22 @@ func (g *generator) value(t reflect.Type) *schema {
 		return &schema{Type: "integer"}
 	}
 	return &schema{}
+}
+
+// oneOf are the fields t's OneOf method lists: keys of which an object of
+// t takes exactly one, decoded by t itself (an observer's kinds).
+func oneOf(t reflect.Type) []reflect.StructField {
+	if o, ok := reflect.Zero(t).Interface().(interface{ OneOf() []reflect.StructField }); ok {
+		return o.OneOf()
+	}
+	return nil
+}
+
+func deref(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
 }
 
 // jsonName is the name encoding/json uses for f, whether it is omitted when
@@ -198,7 +230,7 @@ func readSource(root string, t reflect.Type) (*source, error) {
 			pkgs[t.PkgPath()] = true
 		}
 		if t.Kind() == reflect.Struct {
-			for _, f := range reflect.VisibleFields(t) {
+			for _, f := range append(reflect.VisibleFields(t), oneOf(t)...) {
 				walk(f.Type)
 			}
 		}

@@ -144,3 +144,31 @@ func TestSchemaAcceptsNewFields(t *testing.T) {
 		t.Error("withinClaimed that is not a boolean: valid")
 	}
 }
+
+// A probe's step takes exactly one action and an observer exactly one
+// kind: the schema says one-of, as the loader's validation does, and
+// knows every kind of observer's fields.
+func TestSchemaOneOf(t *testing.T) {
+	s := compile(t)
+	const head = "apiVersion: kubeproof.io/v1alpha1\nkind: Claims\ndocument: {file: d.txt, title: t}\nclaims: []\n"
+	probe := func(observe, step string) string {
+		return head + "probes:\n- id: p\n  description: d\n  observe:\n  - " + observe + "\n  steps:\n  - " + step + "\n"
+	}
+	const obj = "{name: pod, object: {apiVersion: v1, kind: Pod, name: web, fields: {phase: '{.status.phase}'}}}"
+	const apply = "{apply: {manifest: m}}"
+	if err := validate(s, []byte(probe(obj, apply))); err != nil {
+		t.Fatalf("a valid probe: %v", err)
+	}
+	for name, file := range map[string]string{
+		"two kinds":          probe("{name: pod, events: {kind: Pod, name: web}, etcd: {apiVersion: v1, kind: Pod, name: web}}", apply),
+		"no kind":            probe("{name: pod}", apply),
+		"unknown kind":       probe("{name: pod, logs: {pod: web}}", apply),
+		"unknown kind field": probe("{name: pod, events: {kind: Pod, name: web, since: 1}}", apply),
+		"two actions":        probe(obj, "{apply: {manifest: m}, delete: {apiVersion: v1, kind: Pod, name: web}}"),
+		"no action":          probe(obj, "{name: nothing}"),
+	} {
+		if err := validate(s, []byte(file)); err == nil {
+			t.Errorf("%s: valid", name)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/framework/claims/observer"
 )
 
 // TestProbeMeanings: every path of a probe's evidence, whatever observers
@@ -28,5 +29,21 @@ func TestProbeMeanings(t *testing.T) {
 	}
 	if len(doc.Paths) < 100 {
 		t.Errorf("%d paths: the probe's observers were not expanded", len(doc.Paths))
+	}
+}
+
+// TestEveryObserverKindExplained: every kind of observer.Kinds explains
+// every path its evidence offers, even as an empty spec (the paths its
+// claims file adds, an object's fields, are TestProbeMeanings').
+func TestEveryObserverKindExplained(t *testing.T) {
+	for _, k := range observer.Kinds {
+		spec := k.New()
+		m := map[string]bool{}
+		spec.Explain("o", func(path, format string, args ...any) { m[path] = true })
+		for _, n := range Expand("o", spec.Evidence()) {
+			if !m[n.Path] {
+				t.Errorf("observer kind %s: %s (%s) has no meaning", k.Key, n.Path, JSONType(n.Type))
+			}
+		}
 	}
 }

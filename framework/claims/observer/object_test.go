@@ -1,4 +1,4 @@
-package probe
+package observer
 
 import (
 	"bytes"
@@ -11,9 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/util/jsonpath"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/observe"
 )
 
@@ -27,15 +25,16 @@ func pod(phase string, restarts int) runtime.Object {
 // delivered, field by field, and it decodes into the type lint checks
 // claims against.
 func TestHistory(t *testing.T) {
-	o := &objectObserver{fields: map[string]*jsonpath.JSONPath{}, names: []string{"phase", "restarts", "absent"}}
-	for name, expr := range map[string]string{"phase": "{.status.phase}", "restarts": "{.status.containerStatuses[0].restartCount}", "absent": "{.status.nope}"} {
-		jp := jsonpath.New(name).AllowMissingKeys(true)
-		if err := jp.Parse(expr); err != nil {
-			t.Fatal(err)
-		}
-		o.fields[name] = jp
+	spec := &Object{Ref: Ref{APIVersion: "v1", Kind: "Pod", Name: "web"},
+		Fields: map[string]string{"phase": "{.status.phase}", "restarts": "{.status.containerStatuses[0].restartCount}", "absent": "{.status.nope}"}}
+	if errs := spec.Validate(); len(errs) > 0 {
+		t.Fatal(errs)
 	}
 	start := time.Unix(100, 0)
+	o, err := newObjectRecorder(&Env{Start: start}, spec.Fields)
+	if err != nil {
+		t.Fatal(err)
+	}
 	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
 	events := []observe.Event{
 		{Type: watch.Added, Received: at(10), Object: pod("Pending", 0)},
@@ -44,7 +43,7 @@ func TestHistory(t *testing.T) {
 		{Type: watch.Modified, Received: at(4500), Object: pod("Running", 2)},
 		{Type: watch.Deleted, Received: at(9000), Object: pod("Running", 2)},
 	}
-	h := history(events, start, o.names, o.values)
+	h := o.history(events)
 	data, err := json.Marshal(h)
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +68,7 @@ func TestHistory(t *testing.T) {
 			t.Errorf("%s = %#v, want %#v", path, v, want)
 		}
 	}
-	typed := reflect.New(claims.ObjectEvidenceType(o.names)).Interface()
+	typed := reflect.New(spec.Evidence()).Interface()
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(typed); err != nil {
