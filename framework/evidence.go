@@ -19,16 +19,25 @@ import (
 	"github.com/kubeproof/kubeproof/framework/images"
 )
 
-// Checks labels a spec with its ID and with a claim:<id> label for each
-// claim the catalog names it for. The link is written once, in the catalog
-// (each claim's specs:); the claim labels follow from it, so that a label
-// filter on claims (--label-filter 'claim:002-RUNNING-STATUS', a regular
-// expression, a set) selects their specs as Ginkgo reads the filter.
-func Checks(specID string) ginkgo.Labels {
+// Checks labels a spec with its ID, with a claim:<id> label for each
+// claim the catalog names it for, and with what it needs of the cluster
+// beyond the API (Requires, Uses, Disturbs), declared here beside its ID
+// so that the evidence catalog and a reader see it without running it.
+// The link to claims is written once, in the catalog (each claim's
+// specs:); the claim labels follow from it, so that a label filter on
+// claims (--label-filter 'claim:002-RUNNING-STATUS', a regular expression,
+// a set) selects their specs as Ginkgo reads the filter.
+func Checks(specID string, needs ...Need) ginkgo.Labels {
 	labels := ginkgo.Labels{claims.SpecLabelPrefix + specID}
 	if cat, err := builtinCatalog(); err == nil {
 		for _, id := range cat.ClaimsOf(specID) {
 			labels = append(labels, claims.ClaimLabelPrefix+id)
+		}
+	}
+	for _, n := range needs {
+		labels = append(labels, n.label)
+		if n.disturbs != "" {
+			disturbing.Store(specID, n.disturbs)
 		}
 	}
 	return labels
@@ -148,7 +157,8 @@ func (f *Framework) Generalize(s string, names map[string]string) string {
 // AuditLog returns the API server's audit log and its current end, or nil
 // when the cluster does not offer it.
 func (f *Framework) AuditLog() (*audit.Log, audit.Offset) {
-	if !f.Cluster.Has(cluster.AuditLog) {
+	ginkgo.GinkgoHelper()
+	if !f.Has(cluster.AuditLog) {
 		return nil, 0
 	}
 	l := audit.Open(f.Cluster.AuditLogPath)
@@ -159,7 +169,8 @@ func (f *Framework) AuditLog() (*audit.Log, audit.Offset) {
 
 // Etcd returns a client for the cluster's etcd, or nil without access.
 func (f *Framework) Etcd() *etcd.Client {
-	if !f.Cluster.Has(cluster.EtcdAccess) {
+	ginkgo.GinkgoHelper()
+	if !f.Has(cluster.EtcdAccess) {
 		return nil
 	}
 	c, err := etcd.New(f.Cluster.Etcd)

@@ -212,6 +212,7 @@ func (f *Framework) setUp(ctx context.Context) {
 	f.RESTConfig, f.Client, err = cluster.NewClient(info.Kubeconfig, info.Context)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "load kubeconfig")
 	f.Kubectl = kubectl.Runner{Path: info.Kubectl, Kubeconfig: info.Kubeconfig, Context: info.Context}
+	f.skipUnmetNeeds()
 
 	begin := time.Now()
 	// The namespace carries a Pod Security label only when the spec
@@ -320,22 +321,6 @@ const (
 	OverheadSetup    = "kubeproof.overhead.setupMs"
 	OverheadTeardown = "kubeproof.overhead.teardownMs"
 )
-
-// Require skips the spec when the cluster lacks capability c, saying why.
-func (f *Framework) Require(c cluster.Capability) {
-	if !f.Cluster.Has(c) {
-		ginkgo.Skip(f.Cluster.Missing(c))
-	}
-}
-
-// Disturbs declares that the spec does what other users of the cluster
-// would notice (what: "adds simulated Nodes"). On a cluster that is not
-// Disposable the spec is skipped, its claims not checkable, saying why.
-func (f *Framework) Disturbs(what string) {
-	if !f.Cluster.Has(cluster.Disposable) {
-		ginkgo.Skip("the spec " + what + ", which would disturb other users of the cluster: " + f.Cluster.Missing(cluster.Disposable))
-	}
-}
 
 // kubeconfigInfo is the info of the cluster a kubeconfig reaches, as the
 // kubeconfig provider describes it (with what a bare kubeconfig cannot do).

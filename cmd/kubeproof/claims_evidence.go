@@ -74,7 +74,7 @@ func (e *evidenceFlags) build() (evidencedoc.Document, error) {
 	// A probe's evidence is declared by its claims file, and explained
 	// from what the file asks for.
 	in := evidencedoc.Input{Decls: append(framework.DeclaredEvidence(), cat.ProbeEvidence()...), Meanings: src.Meanings.Merge(evidencedoc.ProbeMeanings(cat)),
-		SpecNeeds: src.Specs, Catalog: cat, ReportDir: e.reportDir}
+		SpecNeeds: evidencedoc.NeedsOf(framework.ListSpecs()), Catalog: cat, ReportDir: e.reportDir}
 	if e.reportDir != "" {
 		if in.Examples, err = evidencedoc.ReadExamples(e.reportDir); err != nil {
 			return evidencedoc.Document{}, exitcode.Errorf(exitcode.Usage, "--report-dir: %v", err)

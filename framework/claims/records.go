@@ -6,10 +6,13 @@ import (
 )
 
 // ClaimLabelPrefix and SpecLabelPrefix are the Ginkgo label prefixes that
-// tie specs to claims.
+// tie specs to claims; RequiresLabelPrefix and UsesLabelPrefix those of the
+// capabilities a spec declares it requires and uses.
 const (
-	ClaimLabelPrefix = "claim:"
-	SpecLabelPrefix  = "spec:"
+	ClaimLabelPrefix    = "claim:"
+	SpecLabelPrefix     = "spec:"
+	RequiresLabelPrefix = "requires:"
+	UsesLabelPrefix     = "uses:"
 )
 
 // RecordEntry names the Ginkgo report entries through which a spec tells

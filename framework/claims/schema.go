@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/kubeproof/kubeproof/internal/sourcedoc"
 )
 
 // EvidenceDecl says that a spec records a named piece of evidence of a Go
@@ -205,11 +207,7 @@ func deref(t reflect.Type) reflect.Type {
 // jsonField finds the field that encoding/json writes under name: one of
 // t's, or of those its OneOf lists (an observer's kinds).
 func jsonField(t reflect.Type, name string) (reflect.Type, bool) {
-	fields := reflect.VisibleFields(t)
-	if o, ok := reflect.Zero(t).Interface().(interface{ OneOf() []reflect.StructField }); ok {
-		fields = append(fields, o.OneOf()...)
-	}
-	for _, f := range fields {
+	for _, f := range append(reflect.VisibleFields(t), sourcedoc.OneOf(t)...) {
 		if n, ok := JSONName(f); ok && n == name && len(f.Index) > 0 {
 			return f.Type, true
 		}

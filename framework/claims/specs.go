@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/kubeproof/kubeproof/framework/cluster"
 )
 
 // SpecInfo is a spec as the suites declare it: its ID, and the claims the
@@ -20,6 +22,10 @@ type SpecInfo struct {
 	ClaimLabels []string
 	// Source is where the spec (its It) is in the Go source.
 	Source Source
+	// Requires are the capabilities the spec declares it cannot do
+	// without (its claims are not checkable without them); Uses those it
+	// declares it records less without.
+	Requires, Uses []cluster.Capability
 }
 
 // SpecsFromLabels builds a SpecInfo from a spec's text and labels; its
@@ -32,6 +38,12 @@ func SpecsFromLabels(name string, labels []string) SpecInfo {
 		}
 		if v, ok := strings.CutPrefix(l, ClaimLabelPrefix); ok {
 			s.ClaimLabels = append(s.ClaimLabels, v)
+		}
+		if v, ok := strings.CutPrefix(l, RequiresLabelPrefix); ok && !slices.Contains(s.Requires, cluster.Capability(v)) {
+			s.Requires = append(s.Requires, cluster.Capability(v))
+		}
+		if v, ok := strings.CutPrefix(l, UsesLabelPrefix); ok {
+			s.Uses = append(s.Uses, cluster.Capability(v))
 		}
 	}
 	return s

@@ -16,6 +16,11 @@ import (
 	"github.com/kubeproof/kubeproof/webhooks/install"
 )
 
+const (
+	specPolicy = "admission-policy"
+	specVAP    = "admission-vap"
+)
+
 var _ = ginkgo.Describe("Admission policy: containers must have resource limits", func() {
 	f := framework.New("policy")
 

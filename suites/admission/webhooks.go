@@ -36,8 +36,6 @@ const (
 	specOrder       = "admission-order"
 	specConcurrency = "admission-concurrency"
 	specFailure     = "admission-failure"
-	specPolicy      = "admission-policy"
-	specVAP         = "admission-vap"
 )
 
 var _ = ginkgo.Describe("Admission webhooks", func() {

@@ -49,8 +49,8 @@ func workloadPod(name string, labels map[string]string) *corev1.Pod {
 // and returns nil: the spec goes on to what it checks of the API server.
 func startServedWorkload(ctx context.Context, f *framework.Framework) *servedWorkload {
 	ginkgo.GinkgoHelper()
-	if !f.Cluster.Has(cluster.NodeExec) {
-		runningWithoutEtcd.Unobservable("%s", f.Cluster.Missing(cluster.NodeExec))
+	if !f.Has(cluster.NodeExec) {
+		runningWithoutEtcd.Unobservable("%s", f.Missing(cluster.NodeExec))
 		return nil
 	}
 	// A cluster that cannot serve a Pod behind a Service costs no window

@@ -12,15 +12,18 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/audit"
+	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/identity"
 	"github.com/kubeproof/kubeproof/framework/kubectl"
 )
+
+const specKubectl = "apiserver-kubectl-requests"
 
 var _ = ginkgo.Describe("kubectl's requests", func() {
 	f := framework.New("kubectl")
 
 	ginkgo.It("kubectl apply -f deployment.yaml: the HTTP requests it really sends (from its own -v=9 log)",
-		framework.Checks(specKubectl),
+		framework.Checks(specKubectl, framework.Uses(cluster.AuditLog)),
 		func(ctx ginkgo.SpecContext) {
 			auditLog, from := f.AuditLog()
 			res, err := f.Kubectl.Run(ctx, bytes.NewReader(framework.Manifest("deployment.yaml")), "apply", "-f", "-", "--namespace", f.Namespace, "-v=9")

@@ -19,6 +19,11 @@ import (
 	"github.com/kubeproof/kubeproof/framework/podsecurity"
 )
 
+const (
+	specReads  = "apiserver-storage-reads"
+	specWrites = "apiserver-storage-writes"
+)
+
 var _ = ginkgo.Describe("API server reads", func() {
 	f := framework.New("reads")
 
@@ -77,9 +82,8 @@ var _ = ginkgo.Describe("API server reads", func() {
 		})
 
 	ginkgo.It("a write is a PUT in an etcd transaction, committed through Raft",
-		framework.Checks(specWrites),
+		framework.Checks(specWrites, framework.Requires(cluster.EtcdAccess)),
 		func(ctx ginkgo.SpecContext) {
-			f.Require(cluster.EtcdAccess)
 			client := f.Client.CoreV1().RESTClient()
 			etcd := f.Etcd()
 			// The API server's and etcd's counters, read together.

@@ -33,13 +33,17 @@ import (
 	"github.com/kubeproof/kubeproof/framework/observe"
 )
 
+const (
+	specStorage   = "apiserver-storage"
+	specDiscovery = "apiserver-discovery"
+)
+
 var _ = ginkgo.Describe("API server storage", func() {
 	f := framework.New("storage")
 
 	ginkgo.It("stores what it answers 201 for, under /registry, with resourceVersion = etcd revision",
-		framework.Checks(specStorage),
+		framework.Checks(specStorage, framework.Requires(cluster.EtcdAccess)),
 		func(ctx ginkgo.SpecContext) {
-			f.Require(cluster.EtcdAccess)
 			db := f.Etcd()
 
 			// Where the API server stores (another --etcd-prefix than
@@ -93,7 +97,7 @@ var _ = ginkgo.Describe("API server storage", func() {
 		})
 
 	ginkgo.It("discovers API groups and paths, a new CRD's among them, and stores custom resources as JSON",
-		framework.Checks(specDiscovery),
+		framework.Checks(specDiscovery, framework.Uses(cluster.EtcdAccess)),
 		func(ctx ginkgo.SpecContext) {
 			f.NeedsAccess(access.CRDs)
 			ginkgo.By("the documented paths")
@@ -159,7 +163,7 @@ var _ = ginkgo.Describe("API server storage", func() {
 			framework.ExpectNoError(err, "create a custom resource")
 			_, listedGroup := discover(ctx, f, group)
 			ev := crdEvidence{Listed: listedGroup, CreateCode: cr.Code, PathPattern: f.Generalize(strings.ReplaceAll(crPath, group, "{group}"), nil)}
-			if f.Cluster.Has(cluster.EtcdAccess) {
+			if f.Has(cluster.EtcdAccess) {
 				path := group + "/checks/" + ns + "/one"
 				kv, found, err := f.Etcd().Find(ctx, path)
 				framework.ExpectNoError(err, "find %s in etcd", path)

@@ -50,6 +50,8 @@ func validPodJSON(name, extraSpec string) string {
 	return fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":%q},"spec":%s}`, name, spec)
 }
 
+const specValidation = "apiserver-validation"
+
 var _ = ginkgo.Describe("API server validation", func() {
 	f := framework.New("validation")
 

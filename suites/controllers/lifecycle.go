@@ -15,7 +15,15 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/audit"
+	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/observe"
+)
+
+const (
+	specScale    = "controllers-scale"
+	specCascade  = "controllers-cascade"
+	specRollout  = "controllers-rollout"
+	specRecreate = "controllers-recreate"
 )
 
 var _ = ginkgo.Describe("Deployment lifecycle", func() {
@@ -52,7 +60,7 @@ var _ = ginkgo.Describe("Deployment lifecycle", func() {
 		})
 
 	ginkgo.It("cascading deletion: background removes dependents, foreground waits for them, orphan keeps them",
-		framework.Checks(specCascade),
+		framework.Checks(specCascade, framework.Uses(cluster.AuditLog)),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsCreated)
 			auditLog, from := f.AuditLog()
@@ -100,7 +108,7 @@ var _ = ginkgo.Describe("Deployment lifecycle", func() {
 		})
 
 	ginkgo.It("rolling update within maxSurge and maxUnavailable, revisions, rollout undo and revisionHistoryLimit",
-		framework.Checks(specRollout),
+		framework.Checks(specRollout, framework.Uses(cluster.AuditLog)),
 		framework.Takes(68),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady, framework.PodsCreated)

@@ -31,9 +31,8 @@ var _ = ginkgo.Describe("Controller machinery", func() {
 	f := framework.New("machinery")
 
 	ginkgo.It("components keep informers: an initial state, then a watch; each kubelet watches its own node's Pods",
-		framework.Checks(specInformers),
+		framework.Checks(specInformers, framework.Requires(cluster.AuditLog)),
 		func(ctx ginkgo.SpecContext) {
-			f.Require(cluster.AuditLog)
 			log, _ := f.AuditLog()
 			// From the cluster's start: the components' first requests.
 			reads, err := log.Since(0, audit.Verbs("list", "watch"))
@@ -70,9 +69,8 @@ var _ = ginkgo.Describe("Controller machinery", func() {
 		})
 
 	ginkgo.It("a Reconcile that fails is retried, ever more slowly, until it succeeds",
-		framework.Checks(specRetry),
+		framework.Checks(specRetry, framework.Requires(cluster.AuditLog)),
 		func(ctx ginkgo.SpecContext) {
-			f.Require(cluster.AuditLog)
 			f.Needs(framework.PodsCreated)
 			log, from := f.AuditLog()
 			quotas := f.Client.CoreV1().ResourceQuotas(f.Namespace)

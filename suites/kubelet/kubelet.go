@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubeproof/kubeproof/framework"
+	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/framework/observe"
 	"github.com/kubeproof/kubeproof/framework/podsecurity"
@@ -72,7 +73,7 @@ var _ = ginkgo.Describe("Kubelet", func() {
 		})
 
 	ginkgo.It("starts the sandbox first; the Pod's containers share its network namespace and IP",
-		framework.Checks(specSandbox),
+		framework.Checks(specSandbox, framework.Uses(cluster.NodeExec)),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			pods := f.RecordPods(ctx)

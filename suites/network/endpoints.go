@@ -89,7 +89,7 @@ func (t *endpointsTracker) record(f *framework.Framework, log *audit.Log, from a
 func recordProxyWatches(f *framework.Framework, log *audit.Log) {
 	ginkgo.GinkgoHelper()
 	if log == nil {
-		proxyWatches.Unobservable("%s", f.Cluster.Missing(cluster.AuditLog))
+		proxyWatches.Unobservable("%s", f.Missing(cluster.AuditLog))
 		return
 	}
 	watches, err := log.Since(0, audit.All(audit.Verbs("watch"), func(e audit.Event) bool {

@@ -97,7 +97,7 @@ var _ = ginkgo.Describe("Pod network", func() {
 	f := framework.New("net")
 
 	ginkgo.It("each Pod gets its own IP from the pod network, on its eth0, and Pods reach each other by IP",
-		framework.Checks(specPodIPs),
+		framework.Checks(specPodIPs, framework.Uses(cluster.NodeExec)),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			pods := startReady(ctx, f, f.RecordPods(ctx), appPod("alpha", nil), appPod("beta", nil))
@@ -128,8 +128,8 @@ var _ = ginkgo.Describe("Pod network", func() {
 			switch {
 			case ab.Last == nil:
 				hostVeth.Unobservable("beta never answered, so its eth0's peer is unknown")
-			case !f.Cluster.Has(cluster.NodeExec):
-				hostVeth.Unobservable("%s", f.Cluster.Missing(cluster.NodeExec))
+			case !f.Has(cluster.NodeExec):
+				hostVeth.Unobservable("%s", f.Missing(cluster.NodeExec))
 			default:
 				peer, isPair := ab.Last.PeerIndex["eth0"]
 				hv := hostVethEvidence{PodEth0IsPair: isPair, PeerIndex: peer}
@@ -143,7 +143,7 @@ var _ = ginkgo.Describe("Pod network", func() {
 		})
 
 	ginkgo.It("readiness decides the EndpointSlice, both ways, and the Service sends traffic to ready endpoints only",
-		framework.Checks(specReadiness),
+		framework.Checks(specReadiness, framework.Uses(cluster.AuditLog)),
 		framework.Takes(33),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)

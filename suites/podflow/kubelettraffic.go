@@ -41,8 +41,8 @@ var ssProcess = regexp.MustCompile(`users:\(\("([^"]+)"`)
 // connected to.
 func recordKubeletConnections(ctx context.Context, f *framework.Framework, node string) {
 	ginkgo.GinkgoHelper()
-	if !f.Cluster.Has(cluster.NodeExec) {
-		kubeletConnections.Unobservable("%s", f.Cluster.Missing(cluster.NodeExec))
+	if !f.Has(cluster.NodeExec) {
+		kubeletConnections.Unobservable("%s", f.Missing(cluster.NodeExec))
 		return
 	}
 	out, err := f.Cluster.RunOnNode(ctx, node, "ss", "-tnpH", "state", "established")

@@ -41,7 +41,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 	f := framework.New("podflow")
 
 	ginkgo.It("kubectl apply -f pod.yaml: the Pod is stored, bound, run, Ready and reported back",
-		framework.Checks(specCreate),
+		framework.Checks(specCreate, framework.Uses(cluster.AuditLog), framework.Uses(cluster.EtcdAccess), framework.Uses(cluster.NodeExec)),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.ServiceAccounts, framework.Images)
 			auditLog, from := f.AuditLog()
@@ -153,7 +153,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 		})
 
 	ginkgo.It("observes how often the kubelet reports a Running Pod's status",
-		framework.Checks(specStatusWindow),
+		framework.Checks(specStatusWindow, framework.Uses(cluster.AuditLog)),
 		framework.Takes(33),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
@@ -176,7 +176,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 				NodeLeaseRenewals: len(leases.Events()) - beforeLease,
 			})
 			if auditLog == nil {
-				kubeletReads.Unobservable("%s", f.Cluster.Missing(cluster.AuditLog))
+				kubeletReads.Unobservable("%s", f.Missing(cluster.AuditLog))
 				return
 			}
 			recordKubeletReads(auditLog, from, rd.Pod.Spec.NodeName, f.Namespace, podName, window)
@@ -241,7 +241,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 		})
 
 	ginkgo.It("kubectl apply -f pod.yaml, five times: how long each step takes (median and spread)",
-		framework.Checks(specTiming),
+		framework.Checks(specTiming, framework.Uses(cluster.AuditLog)),
 		framework.Takes(42),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)

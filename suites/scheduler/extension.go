@@ -28,7 +28,7 @@ var _ = ginkgo.Describe("Scheduling framework", func() {
 	f := framework.New("sched-fw")
 
 	ginkgo.It("runs a Pod through its extension points (PostFilter only when no node fits) with the score weights of its profile",
-		framework.Checks(specExtensionPoints),
+		framework.Checks(specExtensionPoints, framework.Disturbs("adds simulated Nodes")),
 		func(ctx ginkgo.SpecContext) {
 			const scheduler = "kube-scheduler"
 			if _, err := f.ComponentGet(ctx, scheduler, "/metrics"); err != nil {

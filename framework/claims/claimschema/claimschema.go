@@ -4,8 +4,9 @@
 // schema shipped in schemas/ is not the one generated here.
 //
 // Descriptions come from the types' doc comments and enums from their typed
-// constants, both read from the Go source, so that an editor explains a
-// field in the words the code does.
+// constants, both read from the Go source (package sourcedoc, which the
+// evidence catalog reads it with too), so that an editor explains a field
+// in the words the code does.
 package claimschema
 
 //go:generate go run ./gen ../../../schemas/claims-v1alpha1.json
@@ -14,17 +15,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/internal/sourcedoc"
 )
 
 // ShippedPath is where the schema is in the repository, relative to its
@@ -58,9 +54,9 @@ type schema struct {
 // newline. root is the repository's root, where the source of the types is
 // read for their comments and constants.
 func Generate(root string) ([]byte, error) {
-	src, err := readSource(root, reflect.TypeOf(claims.File{}))
-	if err != nil {
-		return nil, err
+	src := sourcedoc.New(root, module)
+	if err := src.ReadTypes(reflect.TypeOf(claims.File{})); err != nil {
+		return nil, fmt.Errorf("read the source of the claims types: %w", err)
 	}
 	g := &generator{src: src, defs: map[string]*schema{}}
 	top := g.object(reflect.TypeOf(claims.File{}))
@@ -80,7 +76,7 @@ func Generate(root string) ([]byte, error) {
 }
 
 type generator struct {
-	src  *source
+	src  *sourcedoc.Source
 	defs map[string]*schema
 }
 
@@ -97,9 +93,9 @@ func (g *generator) ref(t reflect.Type) *schema {
 // without omitempty required.
 func (g *generator) object(t reflect.Type) *schema {
 	no := false
-	s := &schema{Type: "object", Description: g.src.docs[key(t, "")], Properties: map[string]*schema{}, Additional: &no}
+	s := &schema{Type: "object", Description: g.src.Types[sourcedoc.Key(t)].Text, Properties: map[string]*schema{}, Additional: &no}
 	fields := reflect.VisibleFields(t)
-	for _, f := range oneOf(t) {
+	for _, f := range sourcedoc.OneOf(t) {
 		f.Tag += ` schema:"oneof"`
 		fields = append(fields, f)
 	}
@@ -113,11 +109,11 @@ func (g *generator) object(t reflect.Type) *schema {
 			s.OneOf = append(s.OneOf, &schema{Required: []string{name}})
 		}
 		p := g.value(f.Type)
-		d := g.src.docs[key(t, f.Name)]
+		d := g.src.Fields[sourcedoc.Key(t, f.Name)].Text
 		if d == "" {
 			// A field a method lists (an observer's kind) is documented
 			// by its type.
-			d = g.src.docs[key(deref(f.Type), "")]
+			d = g.src.Types[sourcedoc.Key(deref(f.Type))].Text
 		}
 		if d != "" {
 			if p.Ref != "" {
@@ -150,7 +146,7 @@ func (g *generator) value(t reflect.Type) *schema {
 	case reflect.Slice, reflect.Array:
 		return &schema{Type: "array", Items: g.value(t.Elem())}
 	case reflect.String:
-		return &schema{Type: "string", Enum: g.src.enums[key(t, "")]}
+		return &schema{Type: "string", Enum: g.src.Enums[sourcedoc.Key(t)]}
 	case reflect.Bool:
 		return &schema{Type: "boolean"}
 	case reflect.Float32, reflect.Float64:
@@ -160,15 +156,6 @@ func (g *generator) value(t reflect.Type) *schema {
 		return &schema{Type: "integer"}
 	}
 	return &schema{}
-}
-
-// oneOf are the fields t's OneOf method lists: keys of which an object of
-// t takes exactly one, decoded by t itself (an observer's kinds).
-func oneOf(t reflect.Type) []reflect.StructField {
-	if o, ok := reflect.Zero(t).Interface().(interface{ OneOf() []reflect.StructField }); ok {
-		return o.OneOf()
-	}
-	return nil
 }
 
 func deref(t reflect.Type) reflect.Type {
@@ -193,126 +180,4 @@ func jsonName(f reflect.StructField) (name string, omitempty, ok bool) {
 		name = f.Name
 	}
 	return name, slices.Contains(strings.Split(opts, ","), "omitempty"), true
-}
-
-// key names a type ("claims.Claim") or one of its fields
-// ("claims.Claim.Quote") in source.
-func key(t reflect.Type, field string) string {
-	k := t.String()
-	if field != "" {
-		k += "." + field
-	}
-	return k
-}
-
-// source is what the Go source says about the types: doc comments by key,
-// and for each named string type the values of its typed constants.
-type source struct {
-	docs  map[string]string
-	enums map[string][]string
-}
-
-// readSource reads the packages of t and of the types it holds.
-func readSource(root string, t reflect.Type) (*source, error) {
-	src := &source{docs: map[string]string{}, enums: map[string][]string{}}
-	seen := map[reflect.Type]bool{}
-	pkgs := map[string]bool{}
-	var walk func(t reflect.Type)
-	walk = func(t reflect.Type) {
-		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
-			t = t.Elem()
-		}
-		if seen[t] {
-			return
-		}
-		seen[t] = true
-		if strings.HasPrefix(t.PkgPath(), module+"/") {
-			pkgs[t.PkgPath()] = true
-		}
-		if t.Kind() == reflect.Struct {
-			for _, f := range append(reflect.VisibleFields(t), oneOf(t)...) {
-				walk(f.Type)
-			}
-		}
-	}
-	walk(t)
-	for p := range pkgs {
-		if err := src.read(filepath.Join(root, filepath.FromSlash(strings.TrimPrefix(p, module+"/")))); err != nil {
-			return nil, err
-		}
-	}
-	for k := range src.enums {
-		slices.Sort(src.enums[k])
-	}
-	return src, nil
-}
-
-// read adds the doc comments and typed string constants of the package in
-// dir (its test files aside).
-func (s *source) read(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return fmt.Errorf("read the source of the claims types: %w", err)
-	}
-	fset := token.NewFileSet()
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, filepath.Join(dir, e.Name()), nil, parser.ParseComments)
-		if err != nil {
-			return fmt.Errorf("read the source of the claims types: %w", err)
-		}
-		s.file(f)
-	}
-	return nil
-}
-
-func (s *source) file(f *ast.File) {
-	pkg := f.Name.Name
-	for _, d := range f.Decls {
-		gd, ok := d.(*ast.GenDecl)
-		if !ok {
-			continue
-		}
-		for _, spec := range gd.Specs {
-			switch sp := spec.(type) {
-			case *ast.TypeSpec:
-				doc := sp.Doc
-				if doc == nil && len(gd.Specs) == 1 {
-					doc = gd.Doc
-				}
-				s.docs[pkg+"."+sp.Name.Name] = text(doc)
-				st, ok := sp.Type.(*ast.StructType)
-				if !ok {
-					continue
-				}
-				for _, fld := range st.Fields.List {
-					for _, n := range fld.Names {
-						s.docs[pkg+"."+sp.Name.Name+"."+n.Name] = text(fld.Doc)
-					}
-				}
-			case *ast.ValueSpec:
-				typ, ok := sp.Type.(*ast.Ident)
-				if gd.Tok != token.CONST || !ok {
-					continue
-				}
-				for _, v := range sp.Values {
-					if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-						if val, err := strconv.Unquote(lit.Value); err == nil {
-							s.enums[pkg+"."+typ.Name] = append(s.enums[pkg+"."+typ.Name], val)
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// text is a doc comment as one paragraph: editors show it in a tooltip.
-func text(g *ast.CommentGroup) string {
-	if g == nil {
-		return ""
-	}
-	return strings.Join(strings.Fields(g.Text()), " ")
 }

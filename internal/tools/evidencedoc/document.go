@@ -38,8 +38,8 @@ type Path struct {
 	// none is written; MeaningFrom names that declaration.
 	Meaning     string `json:"meaning"`
 	MeaningFrom string `json:"meaningFrom,omitempty"`
-	// SpecRequires are the capabilities the recording spec's code
-	// requires (it is skipped without them); SpecUses those it checks for
+	// SpecRequires are the capabilities the recording spec declares it
+	// requires (it is skipped without them); SpecUses those it asks for
 	// and does without, recording less. Both are read from the spec's
 	// source, for the spec as a whole: not what this path needs.
 	SpecRequires []cluster.Capability `json:"specRequires"`
@@ -64,8 +64,8 @@ type Input struct {
 	// whatever else declares claims.EvidenceDecl).
 	Decls    []claims.EvidenceDecl
 	Meanings Meanings
-	// SpecNeeds are the capabilities each spec's code checks for, by spec
-	// ID; a spec without an entry shows none.
+	// SpecNeeds are the capabilities each spec declares (NeedsOf), by
+	// spec ID; a spec without an entry shows none.
 	SpecNeeds map[string]SpecNeeds
 	// Catalog is the claims whose reads and requires: are shown; nil for
 	// none.

@@ -147,3 +147,16 @@ func TestFirstSentence(t *testing.T) {
 		}
 	}
 }
+
+// A spec's needs are what it declares: its requires: and uses: labels.
+func TestNeedsOf(t *testing.T) {
+	specs := []claims.SpecInfo{
+		claims.SpecsFromLabels("a", []string{"spec:a-b", "requires:EtcdAccess", "uses:AuditLog"}),
+		claims.SpecsFromLabels("no id", []string{"uses:AuditLog"}),
+	}
+	got := NeedsOf(specs)
+	want := map[string]SpecNeeds{"a-b": {Requires: []cluster.Capability{cluster.EtcdAccess}, Uses: []cluster.Capability{cluster.AuditLog}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("NeedsOf: %+v, want %+v", got, want)
+	}
+}

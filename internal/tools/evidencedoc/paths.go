@@ -1,7 +1,7 @@
 // Package evidencedoc explains the evidence specs record, path by path: its
 // type in JSON terms, what it means (from the Go doc comments, extracted
 // at generate time into source.json, which the binary embeds), the
-// capabilities the recording spec's code checks for and those the claims
+// capabilities the recording spec declares and those the claims
 // that read it require, and example values from a run's report. It works on claims.EvidenceDecl, so evidence declared
 // elsewhere than in the suites (a claims file's probes) is explained the
 // same way once its meanings are given.
