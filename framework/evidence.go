@@ -9,6 +9,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kubeproof/kubeproof/framework/claims/evidence"
+	"github.com/kubeproof/kubeproof/framework/claims/record"
+	"github.com/kubeproof/kubeproof/framework/claims/speclink"
+
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/kubeproof/kubeproof/fixtures"
@@ -28,10 +32,10 @@ import (
 // claims (--label-filter 'claim:002-RUNNING-STATUS', a regular expression,
 // a set) selects their specs as Ginkgo reads the filter.
 func Checks(specID string, needs ...Need) ginkgo.Labels {
-	labels := ginkgo.Labels{claims.SpecLabelPrefix + specID}
+	labels := ginkgo.Labels{speclink.SpecLabelPrefix + specID}
 	if cat, err := builtinCatalog(); err == nil {
 		for _, id := range cat.ClaimsOf(specID) {
-			labels = append(labels, claims.ClaimLabelPrefix+id)
+			labels = append(labels, speclink.ClaimLabelPrefix+id)
 		}
 	}
 	for _, n := range needs {
@@ -50,8 +54,8 @@ var builtinCatalog = sync.OnceValues(func() (*claims.Catalog, error) {
 })
 
 // specInfo is a spec as its labels and the catalog describe it.
-func specInfo(name string, labels []string) claims.SpecInfo {
-	s := claims.SpecsFromLabels(name, labels)
+func specInfo(name string, labels []string) speclink.SpecInfo {
+	s := speclink.SpecsFromLabels(name, labels)
 	if cat, err := builtinCatalog(); err == nil {
 		// A catalog that does not load fails its own tests and every
 		// command that loads it; here the spec just names no claims.
@@ -72,7 +76,7 @@ type Evidence[T any] struct {
 
 var (
 	evidenceMu    sync.Mutex
-	evidenceDecls []claims.EvidenceDecl
+	evidenceDecls []evidence.EvidenceDecl
 )
 
 // DeclareEvidence declares that the named specs record evidence name of
@@ -88,13 +92,13 @@ func DeclareEvidence[T any](name string, specs ...string) Evidence[T] {
 				panic(fmt.Sprintf("evidence %q of spec %s is declared twice", name, s))
 			}
 		}
-		evidenceDecls = append(evidenceDecls, claims.EvidenceDecl{Spec: s, Name: name, Type: t, Source: at})
+		evidenceDecls = append(evidenceDecls, evidence.EvidenceDecl{Spec: s, Name: name, Type: t, Source: at})
 	}
 	return Evidence[T]{name: name, specs: specs}
 }
 
 // DeclaredEvidence returns every evidence declaration of this binary's specs.
-func DeclaredEvidence() []claims.EvidenceDecl {
+func DeclaredEvidence() []evidence.EvidenceDecl {
 	evidenceMu.Lock()
 	defer evidenceMu.Unlock()
 	return slices.Clone(evidenceDecls)
@@ -110,9 +114,9 @@ func (e Evidence[T]) Record(v T) {
 	RecordProbeEvidence(e.name, v)
 }
 
-// record reports r to the judge.
-func record(r claims.Record, visibility ginkgo.ReportEntryVisibility) {
-	ginkgo.AddReportEntry(claims.RecordEntry, r, visibility)
+// writeRecord reports r to the judge.
+func writeRecord(r record.Record, visibility ginkgo.ReportEntryVisibility) {
+	ginkgo.AddReportEntry(record.RecordEntry, r, visibility)
 }
 
 // Unobservable records that the running spec cannot observe this
@@ -131,7 +135,7 @@ func (e Evidence[T]) Unobservable(reason string, args ...any) {
 // CurrentSpecID is the ID (spec:<id> label) of the running spec.
 func CurrentSpecID() string {
 	for _, l := range ginkgo.CurrentSpecReport().Labels() {
-		if id, ok := strings.CutPrefix(l, claims.SpecLabelPrefix); ok {
+		if id, ok := strings.CutPrefix(l, speclink.SpecLabelPrefix); ok {
 			return id
 		}
 	}
@@ -217,19 +221,19 @@ func Manifest(name string) []byte { return images.Rewrite(fixtures.MustRead(name
 
 // RecordProbeEvidence records v as evidence name of the running spec. A
 // probe calls it directly: its evidence is declared by its claims file
-// (claims.Probe.Evidence) and checked by lint, not by DeclareEvidence;
+// (probe.Probe.Evidence) and checked by lint, not by DeclareEvidence;
 // Evidence.Record calls it once the declaration is checked.
 func RecordProbeEvidence(name string, v any) {
 	ginkgo.GinkgoHelper()
 	if _, err := json.Marshal(v); err != nil {
 		ginkgo.Fail(fmt.Sprintf("harness bug: evidence %q does not encode as JSON, so the judge cannot read it: %v", name, err))
 	}
-	record(claims.Record{Kind: claims.EvidenceRecord, Name: name, Value: v}, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+	writeRecord(record.Record{Kind: record.EvidenceRecord, Name: name, Value: v}, ginkgo.ReportEntryVisibilityFailureOrVerbose)
 }
 
 // ProbeUnobservable records that a probe cannot observe its evidence name
 // on this cluster, and why: its claims are then not checkable, with that
 // reason.
 func ProbeUnobservable(name, reason string) {
-	record(claims.Record{Kind: claims.UnobservableRecord, Name: name, Reason: reason}, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+	writeRecord(record.Record{Kind: record.UnobservableRecord, Name: name, Reason: reason}, ginkgo.ReportEntryVisibilityFailureOrVerbose)
 }

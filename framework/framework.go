@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kubeproof/kubeproof/framework/claims/speclink"
+
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
@@ -32,7 +34,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeproof/kubeproof/framework/access"
-	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/identity"
 	"github.com/kubeproof/kubeproof/framework/images"
@@ -176,7 +177,7 @@ func failFirstAttempt() {
 	if id == "" || ginkgo.CurrentSpecReport().NumAttempts > 1 {
 		return
 	}
-	if slices.Contains(ginkgo.CurrentSpecReport().Labels(), claims.SpecLabelPrefix+id) {
+	if slices.Contains(ginkgo.CurrentSpecReport().Labels(), speclink.SpecLabelPrefix+id) {
 		ginkgo.Fail("the first attempt fails on purpose (" + FailFirstAttemptEnv + "=" + id + ")")
 	}
 }
@@ -348,9 +349,9 @@ func ExpectNoError(err error, what string, args ...any) {
 }
 
 // ListSpecs walks the specs registered in this binary without running them.
-func ListSpecs() []claims.SpecInfo {
+func ListSpecs() []speclink.SpecInfo {
 	report := ginkgo.PreviewSpecs("kubeproof")
-	var out []claims.SpecInfo
+	var out []speclink.SpecInfo
 	for _, sr := range report.SpecReports {
 		if sr.LeafNodeType != types.NodeTypeIt {
 			continue

@@ -6,9 +6,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kubeproof/kubeproof/framework/claims/speclink"
+
 	"github.com/onsi/ginkgo/v2"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/cluster"
 )
 
@@ -27,18 +28,20 @@ type Need struct {
 // Requires declares that the spec cannot do without capability c: on a
 // cluster without it, the spec is skipped (its claims not checkable,
 // with the cluster's reason).
-func Requires(c cluster.Capability) Need { return Need{label: claims.RequiresLabelPrefix + string(c)} }
+func Requires(c cluster.Capability) Need {
+	return Need{label: speclink.RequiresLabelPrefix + string(c)}
+}
 
 // Uses declares that the spec asks whether the cluster has capability c
 // (Has, AuditLog, Etcd) and records less without it: evidence marked
 // unobservable, with the cluster's reason.
-func Uses(c cluster.Capability) Need { return Need{label: claims.UsesLabelPrefix + string(c)} }
+func Uses(c cluster.Capability) Need { return Need{label: speclink.UsesLabelPrefix + string(c)} }
 
 // Disturbs declares that the spec does what other users of the cluster
 // would notice (what: "adds simulated Nodes"): it requires Disposable, and
 // on a cluster that is not, it is skipped, saying what it would have done.
 func Disturbs(what string) Need {
-	return Need{label: claims.RequiresLabelPrefix + string(cluster.Disposable), disturbs: what}
+	return Need{label: speclink.RequiresLabelPrefix + string(cluster.Disposable), disturbs: what}
 }
 
 // disturbing is what each spec that Disturbs does, by spec ID.
@@ -48,11 +51,11 @@ var disturbing sync.Map
 // capability it requires.
 func (f *Framework) skipUnmetNeeds() {
 	report := ginkgo.CurrentSpecReport()
-	for _, c := range declared(report.Labels(), claims.RequiresLabelPrefix) {
+	for _, c := range declared(report.Labels(), speclink.RequiresLabelPrefix) {
 		if f.Cluster.Has(c) {
 			continue
 		}
-		if what, ok := disturbing.Load(claims.SpecsFromLabels("", report.Labels()).ID); ok && c == cluster.Disposable {
+		if what, ok := disturbing.Load(speclink.SpecsFromLabels("", report.Labels()).ID); ok && c == cluster.Disposable {
 			ginkgo.Skip(fmt.Sprintf("the spec %s, which would disturb other users of the cluster: %s", what, f.Cluster.Missing(c)))
 		}
 		ginkgo.Skip(f.Cluster.Missing(c))
@@ -93,7 +96,7 @@ func mustHaveDeclared(c cluster.Capability, prefixes ...string) {
 // declares that it uses or requires (Checks).
 func (f *Framework) Has(c cluster.Capability) bool {
 	ginkgo.GinkgoHelper()
-	mustHaveDeclared(c, claims.UsesLabelPrefix, claims.RequiresLabelPrefix)
+	mustHaveDeclared(c, speclink.UsesLabelPrefix, speclink.RequiresLabelPrefix)
 	return f.Cluster.Has(c)
 }
 
@@ -105,7 +108,7 @@ func (f *Framework) Missing(c cluster.Capability) string { return f.Cluster.Miss
 // before it begins and the evidence catalog knows.
 func (f *Framework) Require(c cluster.Capability) {
 	ginkgo.GinkgoHelper()
-	mustHaveDeclared(c, claims.RequiresLabelPrefix)
+	mustHaveDeclared(c, speclink.RequiresLabelPrefix)
 	if !f.Cluster.Has(c) {
 		ginkgo.Skip(f.Cluster.Missing(c))
 	}

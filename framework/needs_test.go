@@ -4,7 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/framework/claims/speclink"
+
 	"github.com/kubeproof/kubeproof/framework/cluster"
 )
 
@@ -13,7 +14,7 @@ import (
 // keeps what the spec would do for the reason it is skipped with.
 func TestChecksDeclaresNeeds(t *testing.T) {
 	labels := Checks("needs-example", Requires(cluster.EtcdAccess), Uses(cluster.AuditLog), Uses(cluster.NodeExec), Disturbs("adds simulated Nodes"))
-	s := claims.SpecsFromLabels("a spec", labels)
+	s := speclink.SpecsFromLabels("a spec", labels)
 	if s.ID != "needs-example" {
 		t.Errorf("ID %q", s.ID)
 	}
@@ -26,7 +27,7 @@ func TestChecksDeclaresNeeds(t *testing.T) {
 	if what, _ := disturbing.Load("needs-example"); what != "adds simulated Nodes" {
 		t.Errorf("disturbs %v", what)
 	}
-	if got := declared(labels, claims.UsesLabelPrefix); !slices.Equal(got, []cluster.Capability{cluster.AuditLog, cluster.NodeExec}) {
+	if got := declared(labels, speclink.UsesLabelPrefix); !slices.Equal(got, []cluster.Capability{cluster.AuditLog, cluster.NodeExec}) {
 		t.Errorf("declared uses %v", got)
 	}
 }

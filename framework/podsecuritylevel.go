@@ -6,6 +6,8 @@ import (
 	"maps"
 	"strings"
 
+	"github.com/kubeproof/kubeproof/framework/claims/speclink"
+
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 	corev1 "k8s.io/api/core/v1"
@@ -13,7 +15,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/framework/namespace"
 	"github.com/kubeproof/kubeproof/framework/observe"
@@ -69,7 +70,7 @@ func currentPodSecurity() podsecurity.Level {
 
 // PodSecurityNeed is a spec that needs more than restricted.
 type PodSecurityNeed struct {
-	Spec   claims.SpecInfo
+	Spec   speclink.SpecInfo
 	Level  podsecurity.Level
 	Labels []string
 }

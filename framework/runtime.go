@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kubeproof/kubeproof/framework/claims/speclink"
+
 	"github.com/onsi/ginkgo/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/noderuntime"
 )
@@ -20,7 +21,7 @@ type RuntimeContainer = noderuntime.Container
 // first.
 func (f *Framework) RuntimeContainers(ctx context.Context, pod string) ([]RuntimeContainer, error) {
 	ginkgo.GinkgoHelper()
-	mustHaveDeclared(cluster.NodeExec, claims.UsesLabelPrefix, claims.RequiresLabelPrefix)
+	mustHaveDeclared(cluster.NodeExec, speclink.UsesLabelPrefix, speclink.RequiresLabelPrefix)
 	p, err := f.Client.CoreV1().Pods(f.Namespace).Get(ctx, pod, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("read Pod %s: %w", pod, err)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubeproof/kubeproof/framework/claims/speclink"
+
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/claims"
@@ -31,7 +33,7 @@ func ownCatalog(t *testing.T) *claims.Catalog {
 // without a claim checks nothing anyone documented.
 func TestCatalogAndSpecsAgree(t *testing.T) {
 	cat := ownCatalog(t)
-	for _, err := range claims.CheckLinks(cat, framework.ListSpecs()) {
+	for _, err := range speclink.CheckLinks(cat, framework.ListSpecs()) {
 		t.Error(err)
 	}
 	if n := len(cat.Claims); n == 0 {

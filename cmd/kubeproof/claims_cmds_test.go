@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubeproof/kubeproof/framework/claims/evidence"
+	"github.com/kubeproof/kubeproof/framework/claims/speclink"
+
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
@@ -194,7 +197,7 @@ func TestClaimsShowPointsAtTheCode(t *testing.T) {
 	}
 	specs, decls := framework.ListSpecs(), framework.DeclaredEvidence()
 	files := map[string][]string{}
-	line := func(s claims.Source) string {
+	line := func(s evidence.Source) string {
 		lines, ok := files[s.File]
 		if !ok {
 			// The test runs in cmd/kubeproof, two below the root.
@@ -215,7 +218,7 @@ func TestClaimsShowPointsAtTheCode(t *testing.T) {
 		if !c.Checked() {
 			continue
 		}
-		sp, ev := claims.Locate(c, specs, decls)
+		sp, ev := speclink.Locate(c, specs, decls)
 		for _, s := range sp {
 			if s.Source == nil {
 				t.Errorf("%s: spec %s has no place", c.ID, s.ID)

@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 
+	"github.com/kubeproof/kubeproof/framework/claims/speclink"
+
 	"github.com/spf13/cobra"
 
 	"github.com/kubeproof/kubeproof/fixtures"
@@ -60,11 +62,11 @@ func specLabels() []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, c := range catalog().Claims {
-		out = append(out, claims.ClaimLabelPrefix+c.ID)
+		out = append(out, speclink.ClaimLabelPrefix+c.ID)
 		for _, s := range c.Specs {
 			if !seen[s] {
 				seen[s] = true
-				out = append(out, claims.SpecLabelPrefix+s)
+				out = append(out, speclink.SpecLabelPrefix+s)
 			}
 		}
 	}

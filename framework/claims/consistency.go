@@ -6,6 +6,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/kubeproof/kubeproof/framework/claims/evidence"
+	"github.com/kubeproof/kubeproof/framework/claims/expect"
 )
 
 // One fact, one verdict. Two claims that hold the same evidence to the same
@@ -23,7 +26,7 @@ type Facts struct {
 
 // NewFacts indexes the declared evidence (framework.DeclaredEvidence, and a
 // claims file's probes' evidence).
-func NewFacts(decls []EvidenceDecl) *Facts {
+func NewFacts(decls []evidence.EvidenceDecl) *Facts {
 	f := &Facts{bySpec: map[string]map[string]reflect.Type{}}
 	for _, d := range decls {
 		if f.bySpec[d.Spec] == nil {
@@ -40,12 +43,12 @@ func NewFacts(decls []EvidenceDecl) *Facts {
 // the evidence's name), the path below it, and the expectation.
 // schedulerInformer.initialState and relist.initialState, both an
 // informerEvidence held to = "list", are one fact.
-func (f *Facts) Of(c Claim, e Expectation) string {
+func (f *Facts) Of(c Claim, e expect.Expectation) string {
 	return f.kind(c, e) + " " + e.Want()
 }
 
 // kind is Of without the expectation: the evidence's kind and path.
-func (f *Facts) kind(c Claim, e Expectation) string {
+func (f *Facts) kind(c Claim, e expect.Expectation) string {
 	name, rest, _ := strings.Cut(e.Evidence, ".")
 	specs := c.Specs
 	if e.Spec != "" {
@@ -56,7 +59,7 @@ func (f *Facts) kind(c Claim, e Expectation) string {
 		if !ok {
 			continue
 		}
-		t = deref(t)
+		t = evidence.Deref(t)
 		if t.Kind() == reflect.Struct && t.Name() != "" {
 			return t.PkgPath() + "." + t.Name() + "." + rest
 		}
@@ -69,7 +72,7 @@ func (f *Facts) kind(c Claim, e Expectation) string {
 // values its conditional alternatives take instead (each alternative's
 // expectations on the same evidence, or "any" for an alternative that does
 // not read it), sorted; empty when a failure refutes the claim.
-func Stance(c Claim, e Expectation) []string {
+func Stance(c Claim, e expect.Expectation) []string {
 	// contains and anyMatches say that a list has one element: another
 	// element of the same list is another fact, not another value of it.
 	membership := e.Contains != nil || e.AnyMatches != nil
@@ -111,7 +114,7 @@ func stanceText(st []string) string {
 // (timing claims aside: theirs is a measurement) that hold the same fact
 // (Facts.Of) to the same expectation but read its failure otherwise, and
 // name no differsFrom for each other.
-func CheckConsistency(cat *Catalog, decls []EvidenceDecl) []error {
+func CheckConsistency(cat *Catalog, decls []evidence.EvidenceDecl) []error {
 	facts := NewFacts(decls)
 	type reading struct {
 		claim  Claim

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kubeproof/kubeproof/framework/claims/evidence"
 	yaml3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
 )
@@ -100,7 +101,7 @@ func entryID(item *yaml3.Node) string {
 // into a t: the key of an unknown field, or of a field whose value is of
 // the wrong type (deepest first). 0 when n decodes.
 func blame(n *yaml3.Node, t reflect.Type) int {
-	t = deref(t)
+	t = evidence.Deref(t)
 	switch {
 	case n.Kind == yaml3.MappingNode && t.Kind() == reflect.Struct:
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -109,7 +110,7 @@ func blame(n *yaml3.Node, t reflect.Type) int {
 			if strictDecode(one, reflect.New(t).Interface()) == nil {
 				continue
 			}
-			if ft, ok := jsonField(t, key.Value); ok {
+			if ft, ok := evidence.FieldType(t, key.Value); ok {
 				if line := blame(val, ft); line > 0 {
 					return line
 				}

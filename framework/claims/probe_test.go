@@ -1,13 +1,8 @@
 package claims
 
 import (
-	"reflect"
 	"strings"
 	"testing"
-
-	"sigs.k8s.io/yaml"
-
-	"github.com/kubeproof/kubeproof/framework/claims/observer"
 )
 
 const probeFile = `apiVersion: kubeproof.io/v1alpha1
@@ -105,18 +100,6 @@ func TestProbeValidation(t *testing.T) {
 		}
 	}
 }
-
-func TestObjectEvidenceRoundTrip(t *testing.T) {
-	// What the runtime records (maps) decodes into the declared type.
-	typ := (&observer.Object{Fields: map[string]string{"phase": "{.status.phase}"}}).Evidence()
-	data := []byte(`{"versions":[{"at":1.5,"type":"ADDED","phase":"Pending"}],"first":{"phase":"Pending"},"last":{"phase":"Pending"},"values":{"phase":["Pending"]},"changes":{"phase":[{"at":1.5,"value":"Pending"}]},"intervals":{"phase":[]},"deleted":false,"deletedAt":null,"count":1}`)
-	v := reflectNew(typ)
-	if err := yaml.UnmarshalStrict(data, v); err != nil {
-		t.Fatalf("the recorded shape is not the declared one: %v", err)
-	}
-}
-
-func reflectNew(t reflect.Type) any { return reflect.New(t).Interface() }
 
 // An observer takes exactly one kind of observer.Kinds; a field its kind
 // does not have, or a kind that does not exist, is refused at its line.

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kubeproof/kubeproof/framework/claims/speclink"
+
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/cluster"
@@ -93,7 +95,7 @@ func SpecFilter(selected []claims.Claim, userFilter string) string {
 func specsFilter(ids []string, filter string) string {
 	parts := make([]string, len(ids))
 	for i, id := range ids {
-		parts[i] = claims.SpecLabelPrefix + id
+		parts[i] = speclink.SpecLabelPrefix + id
 	}
 	f := "(" + strings.Join(parts, " || ") + ")"
 	if filter != "" {

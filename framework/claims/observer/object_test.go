@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubeproof/kubeproof/framework/observe"
 )
@@ -86,4 +87,15 @@ func lookup(v any, path string) any {
 		v = m[p]
 	}
 	return v
+}
+
+// What the runtime records (maps) decodes into the declared type, as
+// the loader decodes: YAML to JSON, unknown fields refused.
+func TestObjectEvidenceRoundTrip(t *testing.T) {
+	typ := (&Object{Fields: map[string]string{"phase": "{.status.phase}"}}).Evidence()
+	data := []byte(`{"versions":[{"at":1.5,"type":"ADDED","phase":"Pending"}],"first":{"phase":"Pending"},"last":{"phase":"Pending"},"values":{"phase":["Pending"]},"changes":{"phase":[{"at":1.5,"value":"Pending"}]},"intervals":{"phase":[]},"deleted":false,"deletedAt":null,"count":1}`)
+	v := reflect.New(typ).Interface()
+	if err := yaml.UnmarshalStrict(data, v); err != nil {
+		t.Fatalf("the recorded shape is not the declared one: %v", err)
+	}
 }

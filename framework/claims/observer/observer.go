@@ -1,4 +1,4 @@
-// Package observer holds the observers of a probe (claims.Probe), the part
+// Package observer holds the observers of a probe (probe.Probe), the part
 // of a claims file that records evidence while a probe's steps run: one
 // file per kind of observer, and one table of kinds (Kinds). A kind's file
 // holds all of it: what a claims file writes (its spec type, whose doc

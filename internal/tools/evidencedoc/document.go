@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kubeproof/kubeproof/framework/claims/evidence"
+
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/cluster"
 )
@@ -52,7 +54,7 @@ type Path struct {
 	Claims        []string             `json:"claims"`
 	ClaimsRequire []cluster.Capability `json:"claimsRequire"`
 	// Source is where the evidence is declared in the Go source.
-	Source claims.Source `json:"source"`
+	Source evidence.Source `json:"source"`
 	// Example is the value a run recorded at the path (a list whole),
 	// with --report-dir; left out when the run has none.
 	Example json.RawMessage `json:"example,omitempty"`
@@ -61,8 +63,8 @@ type Path struct {
 // Input is what a catalog is built from.
 type Input struct {
 	// Decls are the declared evidence (framework.DeclaredEvidence, and
-	// whatever else declares claims.EvidenceDecl).
-	Decls    []claims.EvidenceDecl
+	// whatever else declares evidence.EvidenceDecl).
+	Decls    []evidence.EvidenceDecl
 	Meanings Meanings
 	// SpecNeeds are the capabilities each spec declares (NeedsOf), by
 	// spec ID; a spec without an entry shows none.

@@ -8,7 +8,8 @@ import (
 	"maps"
 	"sync"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/framework/claims/speclink"
+
 	"github.com/kubeproof/kubeproof/framework/cluster"
 )
 
@@ -55,7 +56,7 @@ type SpecNeeds struct {
 }
 
 // NeedsOf are the capabilities each of specs declares, by spec ID.
-func NeedsOf(specs []claims.SpecInfo) map[string]SpecNeeds {
+func NeedsOf(specs []speclink.SpecInfo) map[string]SpecNeeds {
 	out := map[string]SpecNeeds{}
 	for _, s := range specs {
 		if s.ID != "" {

@@ -10,6 +10,9 @@ package gosource
 import (
 	"path"
 
+	"github.com/kubeproof/kubeproof/framework/claims/evidence"
+	"github.com/kubeproof/kubeproof/framework/claims/speclink"
+
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/internal/sourcedoc"
 	"github.com/kubeproof/kubeproof/internal/tools/evidencedoc"
@@ -21,7 +24,7 @@ const module = "github.com/kubeproof/kubeproof"
 // decls' paths, read from the source under root) and docs/evidence.md
 // (decls explained with those, the requires: of cat's claims, and the
 // specs' texts and the needs they declare).
-func Generate(root string, decls []claims.EvidenceDecl, cat *claims.Catalog, specs []claims.SpecInfo) (source, markdown []byte, err error) {
+func Generate(root string, decls []evidence.EvidenceDecl, cat *claims.Catalog, specs []speclink.SpecInfo) (source, markdown []byte, err error) {
 	m, err := Meanings(root, decls)
 	if err != nil {
 		return nil, nil, err
@@ -42,7 +45,7 @@ func Generate(root string, decls []claims.EvidenceDecl, cat *claims.Catalog, spe
 // Meanings reads the meaning of every path of decls from the Go source
 // under root (the repository's root). A path whose declaration has no doc
 // comment is left out.
-func Meanings(root string, decls []claims.EvidenceDecl) (evidencedoc.Meanings, error) {
+func Meanings(root string, decls []evidence.EvidenceDecl) (evidencedoc.Meanings, error) {
 	src := sourcedoc.New(root, module)
 	for _, d := range decls {
 		if err := src.ReadDir(path.Dir(d.Source.File)); err != nil {
@@ -68,7 +71,7 @@ func Meanings(root string, decls []claims.EvidenceDecl) (evidencedoc.Meanings, e
 
 // meaning is n's: a field's doc comment, else (for an object or the
 // evidence itself) its type's; the evidence itself first its declaration's.
-func meaning(src *sourcedoc.Source, d claims.EvidenceDecl, n evidencedoc.Node) (evidencedoc.Meaning, bool) {
+func meaning(src *sourcedoc.Source, d evidence.EvidenceDecl, n evidencedoc.Node) (evidencedoc.Meaning, bool) {
 	if n.Path == d.Name {
 		for _, v := range src.Vars[d.Source.File] {
 			if v.From <= d.Source.Line && d.Source.Line <= v.To && v.Text != "" {

@@ -1,4 +1,8 @@
-package claims
+// Package coverage decides every line of a document: quoted by a claim,
+// or noted (fixtures/sentences) as restating one, not testable, or open;
+// the sentence table (docs/sentences.md) and the reports' document view
+// are made of it.
+package coverage
 
 import (
 	"errors"
@@ -8,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kubeproof/kubeproof/framework/claims"
 	"sigs.k8s.io/yaml"
 )
 
@@ -87,7 +92,7 @@ func Units(doc string) []Unit {
 
 // quotedBy are the claims whose quote (a fragment of it) contains the
 // unit's line, or, for longer fragments, is contained in it.
-func quotedBy(u Unit, cs []Claim) []string {
+func quotedBy(u Unit, cs []claims.Claim) []string {
 	var ids []string
 	for _, c := range cs {
 		for _, frag := range strings.Split(collapse(c.Quote), " … ") {
@@ -260,8 +265,8 @@ type InnerLine struct {
 // refuses: a line neither quoted nor noted, a line both quoted and noted, a
 // note that matches no line or decides nothing, a restated claim that does
 // not exist.
-func Decide(text DocumentText, cat *Catalog) (units []DecidedUnit, problems []string) {
-	var docClaims []Claim
+func Decide(text DocumentText, cat *claims.Catalog) (units []DecidedUnit, problems []string) {
+	var docClaims []claims.Claim
 	for _, c := range cat.Claims {
 		if c.Document == text.File {
 			docClaims = append(docClaims, c)

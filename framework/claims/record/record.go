@@ -1,18 +1,12 @@
-package claims
+// Package record is the wire between a spec and the judge: what a spec
+// tells about its run (evidence, evidence it could not observe, a
+// component it saw fail, a precondition that did not happen, a namespace
+// dump), one Record per Ginkgo report entry named RecordEntry.
+package record
 
 import (
 	"encoding/json"
 	"fmt"
-)
-
-// ClaimLabelPrefix and SpecLabelPrefix are the Ginkgo label prefixes that
-// tie specs to claims; RequiresLabelPrefix and UsesLabelPrefix those of the
-// capabilities a spec declares it requires and uses.
-const (
-	ClaimLabelPrefix    = "claim:"
-	SpecLabelPrefix     = "spec:"
-	RequiresLabelPrefix = "requires:"
-	UsesLabelPrefix     = "uses:"
 )
 
 // RecordEntry names the Ginkgo report entries through which a spec tells

@@ -1,10 +1,17 @@
-package claims
+// Package speclink ties specs to claims: the Ginkgo labels a spec carries
+// (its ID, the claims that name it, the capabilities it declares), the
+// spec as its labels say (SpecInfo), the check that the catalog and the
+// specs name each other (CheckLinks), and where a claim's specs and
+// evidence are written (Locate).
+package speclink
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/framework/claims/evidence"
 	"github.com/kubeproof/kubeproof/framework/cluster"
 )
 
@@ -21,7 +28,7 @@ type SpecInfo struct {
 	// refuses any other (a link written a second time, by hand).
 	ClaimLabels []string
 	// Source is where the spec (its It) is in the Go source.
-	Source Source
+	Source evidence.Source
 	// Requires are the capabilities the spec declares it cannot do
 	// without (its claims are not checkable without them); Uses those it
 	// declares it records less without.
@@ -29,7 +36,7 @@ type SpecInfo struct {
 }
 
 // SpecsFromLabels builds a SpecInfo from a spec's text and labels; its
-// Claims come from a catalog (Catalog.ClaimsOf).
+// Claims come from a catalog (claims.Catalog.ClaimsOf).
 func SpecsFromLabels(name string, labels []string) SpecInfo {
 	s := SpecInfo{Name: name}
 	for _, l := range labels {
@@ -49,23 +56,12 @@ func SpecsFromLabels(name string, labels []string) SpecInfo {
 	return s
 }
 
-// ClaimsOf returns the IDs of the claims that name spec, in catalog order.
-func (c *Catalog) ClaimsOf(spec string) []string {
-	var out []string
-	for _, cl := range c.Claims {
-		if slices.Contains(cl.Specs, spec) {
-			out = append(out, cl.ID)
-		}
-	}
-	return out
-}
-
 // CheckLinks reports every broken tie between the catalog and the specs:
 // a testable claim naming no existing spec, a spec without an ID, a spec
 // no claim names, and a spec whose claim:<id> labels are not exactly the
 // claims the catalog names it for (the catalog is the one place they are
 // written; the labels follow from it).
-func CheckLinks(cat *Catalog, specs []SpecInfo) []error {
+func CheckLinks(cat *claims.Catalog, specs []SpecInfo) []error {
 	var errs []error
 	byID := map[string]SpecInfo{}
 	for _, s := range specs {
@@ -105,22 +101,22 @@ func CheckLinks(cat *Catalog, specs []SpecInfo) []error {
 // SpecPlace is where a spec that checks a claim is in the Go source
 // (Source is nil when this binary has no spec of that ID).
 type SpecPlace struct {
-	ID     string  `json:"id"`
-	Source *Source `json:"source,omitempty"`
+	ID     string           `json:"id"`
+	Source *evidence.Source `json:"source,omitempty"`
 }
 
 // EvidencePlace is where a piece of evidence a claim reads is declared,
 // and which of the claim's specs record it there.
 type EvidencePlace struct {
-	Name   string   `json:"name"`
-	Specs  []string `json:"specs"`
-	Source Source   `json:"source"`
+	Name   string          `json:"name"`
+	Specs  []string        `json:"specs"`
+	Source evidence.Source `json:"source"`
 }
 
 // Locate finds the code behind a claim: the specs that check it and the
 // declarations of the evidence its expectations, conditions and context
 // read, in the order the claim reads them.
-func Locate(c Claim, specs []SpecInfo, decls []EvidenceDecl) ([]SpecPlace, []EvidencePlace) {
+func Locate(c claims.Claim, specs []SpecInfo, decls []evidence.EvidenceDecl) ([]SpecPlace, []EvidencePlace) {
 	var sp []SpecPlace
 	for _, id := range c.Specs {
 		p := SpecPlace{ID: id}

@@ -1,4 +1,10 @@
-package claims
+// Package expect holds a claim's expectations: conditions on evidence that
+// say what the document says (equals, matches, atLeast/atMost, anyMatches,
+// ...), which the judge holds against what the cluster did (Holds) and
+// names in its reasons (Want), whether a declared evidence type can ever
+// meet them (Fits), and a timing claim's number read as a range
+// (ParseClaimed, withinClaimed).
+package expect
 
 import (
 	"encoding/json"
@@ -55,7 +61,7 @@ type Expectation struct {
 	AnyMatches *json.RawMessage `json:"anyMatches,omitempty"`
 }
 
-func (e Expectation) validate() error {
+func (e Expectation) Validate() error {
 	if e.Evidence == "" {
 		return errors.New("an expectation names no evidence")
 	}
@@ -85,7 +91,7 @@ func (e Expectation) validate() error {
 }
 
 // ranged says the expectation holds a number to a range.
-func (e Expectation) ranged() bool { return e.AtLeast != nil || e.AtMost != nil || e.WithinClaimed }
+func (e Expectation) Ranged() bool { return e.AtLeast != nil || e.AtMost != nil || e.WithinClaimed }
 
 // ElementPattern is an anyMatches value, compiled: Whole for a list of
 // strings, Fields for a list of objects.
@@ -278,40 +284,4 @@ func rawEqual(raw json.RawMessage, v any) bool {
 		return false
 	}
 	return jsonEqual(want, v)
-}
-
-// Lookup follows a dot-separated evidence path through evidence decoded
-// from JSON: its first part names the evidence, then fields, list indexes,
-// or {key} for the first key of a map in order (as the evidence catalog
-// names a map's values).
-func Lookup(evidence map[string]any, path string) (any, bool) {
-	parts := strings.Split(path, ".")
-	v, ok := evidence[parts[0]]
-	if !ok {
-		return nil, false
-	}
-	for _, p := range parts[1:] {
-		switch x := v.(type) {
-		case map[string]any:
-			if p == "{key}" {
-				keys := slices.Sorted(maps.Keys(x))
-				if len(keys) == 0 {
-					return nil, false
-				}
-				p = keys[0]
-			}
-			if v, ok = x[p]; !ok {
-				return nil, false
-			}
-		case []any:
-			i, err := strconv.Atoi(p)
-			if err != nil || i < 0 || i >= len(x) {
-				return nil, false
-			}
-			v = x[i]
-		default:
-			return nil, false
-		}
-	}
-	return v, true
 }

@@ -1,4 +1,9 @@
-package claims
+// Package probe is the probe language of a claims file: a spec written in
+// YAML, steps to take on the cluster and observers (package observer)
+// that record typed evidence while they run; what each step records, the
+// checks of a probe's shape, and the evidence it declares. The probes run
+// as specs in suites/probes.
+package probe
 
 import (
 	"encoding/json"
@@ -11,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubeproof/kubeproof/framework/claims/evidence"
+	"github.com/kubeproof/kubeproof/framework/claims/expect"
 	"github.com/kubeproof/kubeproof/framework/claims/observer"
 	"github.com/kubeproof/kubeproof/framework/cluster"
 )
@@ -67,37 +74,6 @@ func (p LoadedProbe) Manifest(a Apply) ([]byte, error) {
 		return nil, fmt.Errorf("probe %s: read manifest: %w", p.ID, err)
 	}
 	return data, nil
-}
-
-// ProbeFiles are the absolute paths of the files the catalog's probes are
-// written in, each once.
-func (c *Catalog) ProbeFiles() []string {
-	var out []string
-	for _, p := range c.Probes {
-		if p.Path != "" && !slices.Contains(out, p.Path) {
-			out = append(out, p.Path)
-		}
-	}
-	return out
-}
-
-// Probe returns the probe with id.
-func (c *Catalog) Probe(id string) (LoadedProbe, bool) {
-	for _, p := range c.Probes {
-		if p.ID == id {
-			return p, true
-		}
-	}
-	return LoadedProbe{}, false
-}
-
-// ProbeEvidence declares the evidence of every probe of the catalog.
-func (c *Catalog) ProbeEvidence() []EvidenceDecl {
-	var out []EvidenceDecl
-	for _, p := range c.Probes {
-		out = append(out, p.Evidence(Source{File: p.File})...)
-	}
-	return out
 }
 
 // Object names one object of the probe: in the probe's namespace unless it
@@ -204,8 +180,8 @@ type Wait struct {
 	Observer string `json:"observer"`
 	// Field is one of the observer's fields; Condition is held against its
 	// latest value (the operators of an expectation, evidence left out).
-	Field     string       `json:"field,omitempty"`
-	Condition *Expectation `json:"condition,omitempty"`
+	Field     string              `json:"field,omitempty"`
+	Condition *expect.Expectation `json:"condition,omitempty"`
 	// Deleted waits until the object is gone instead.
 	Deleted bool `json:"deleted,omitempty"`
 	// Timeout bounds the wait (default 60s).
@@ -256,15 +232,15 @@ func (p Probe) StepNames() []string {
 
 // Evidence declares what the probe records, for lint and the evidence
 // catalog: its steps and each observer's evidence.
-func (p Probe) Evidence(source Source) []EvidenceDecl {
+func (p Probe) Evidence(source evidence.Source) []evidence.EvidenceDecl {
 	var steps []reflect.StructField
 	for _, n := range p.StepNames() {
 		steps = append(steps, reflect.StructField{Name: "S_" + strings.ReplaceAll(n, "-", "_"), Type: reflect.TypeFor[StepResult](), Tag: reflect.StructTag(fmt.Sprintf(`json:%q`, n))})
 	}
-	decls := []EvidenceDecl{{Spec: p.ID, Name: StepsEvidence, Type: reflect.StructOf(steps), Source: source}}
+	decls := []evidence.EvidenceDecl{{Spec: p.ID, Name: StepsEvidence, Type: reflect.StructOf(steps), Source: source}}
 	for _, o := range p.Observe {
 		if o.Spec != nil {
-			decls = append(decls, EvidenceDecl{Spec: p.ID, Name: o.Name, Type: o.Spec.Evidence(), Source: source})
+			decls = append(decls, evidence.EvidenceDecl{Spec: p.ID, Name: o.Name, Type: o.Spec.Evidence(), Source: source})
 		}
 	}
 	return decls
@@ -282,15 +258,12 @@ func ParseTimeout(s string, def time.Duration) (time.Duration, error) {
 	return d, nil
 }
 
-// validate checks a probe's shape; errors name the probe and the step or
-// observer.
-func (p Probe) validate() []string {
+// Validate checks a probe's shape (its ID's form is the catalog's to
+// check, as a spec ID); errors name the probe and the step or observer.
+func (p Probe) Validate() []string {
 	var errs []string
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Sprintf("probe %s: %s", p.ID, fmt.Sprintf(format, args...)))
-	}
-	if !specRE.MatchString(p.ID) {
-		bad("ID must be lower-case letters, digits and dashes")
 	}
 	if p.Description == "" {
 		bad("description is required")
@@ -384,7 +357,7 @@ func (p Probe) validate() []string {
 				}
 				c := *s.Wait.Condition
 				c.Evidence = s.Wait.Observer + ".last." + s.Wait.Field
-				if err := c.validate(); err != nil {
+				if err := c.Validate(); err != nil {
 					bad("step %s: wait: %v", name, err)
 				}
 			}
@@ -406,36 +379,3 @@ func (p Probe) validate() []string {
 // StoppableComponents are the components a probe's steps can stop and
 // start (where the provider can: cluster.ComponentStopper).
 var StoppableComponents = []string{"etcd", "kube-controller-manager", "kube-scheduler"}
-
-// CheckProbeNeeds reports every claim that reads evidence of a probe's
-// observer without requiring what the observer needs (nor the probe
-// requiring it).
-func CheckProbeNeeds(cat *Catalog) []error {
-	var errs []error
-	for _, c := range cat.Claims {
-		paths := slices.Clone(c.Context)
-		for _, e := range c.Expect {
-			paths = append(paths, e.Evidence)
-		}
-		for _, alt := range c.Conditional {
-			for _, e := range alt.Expect {
-				paths = append(paths, e.Evidence)
-			}
-		}
-		for _, spec := range c.Specs {
-			p, ok := cat.Probe(spec)
-			if !ok {
-				continue
-			}
-			for _, o := range p.Observe {
-				reads := slices.ContainsFunc(paths, func(path string) bool { return path == o.Name || strings.HasPrefix(path, o.Name+".") })
-				for _, need := range o.Needs() {
-					if reads && !slices.Contains(c.Requires, need) && !slices.Contains(p.Requires, need) {
-						errs = append(errs, fmt.Errorf("claim %s: reads %s, an observer of probe %s that needs capability %s: add it to the claim's requires", c.ID, o.Name, p.ID, need))
-					}
-				}
-			}
-		}
-	}
-	return errs
-}

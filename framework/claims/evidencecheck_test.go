@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/kubeproof/kubeproof/framework/claims/evidence"
 )
 
 func rules(t *testing.T) *Catalog { return testCatalog(t, "rules.yaml") }
@@ -23,17 +25,10 @@ type who struct {
 	Groups   []string `json:"groups"`
 }
 
-type tokenEv struct {
-	JWTParts int `json:"jwtParts"`
-	who
-	Extra map[string]who `json:"extra"`
-	Raw   any            `json:"raw"`
-}
-
-func decls(pairs ...any) []EvidenceDecl {
-	var out []EvidenceDecl
+func decls(pairs ...any) []evidence.EvidenceDecl {
+	var out []evidence.EvidenceDecl
 	for i := 0; i < len(pairs); i += 3 {
-		out = append(out, EvidenceDecl{Spec: pairs[i].(string), Name: pairs[i+1].(string), Type: reflect.TypeOf(pairs[i+2])})
+		out = append(out, evidence.EvidenceDecl{Spec: pairs[i].(string), Name: pairs[i+1].(string), Type: reflect.TypeOf(pairs[i+2])})
 	}
 	return out
 }
@@ -78,28 +73,6 @@ func TestCheckEvidence(t *testing.T) {
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("CheckEvidence did not report %q:\n%s", want, text)
-		}
-	}
-}
-
-func TestResolveAndPaths(t *testing.T) {
-	tt := reflect.TypeOf(tokenEv{})
-	for path, kind := range map[string]reflect.Kind{
-		"t.jwtParts": reflect.Int, "t.username": reflect.String, "t.groups": reflect.Slice, "t.groups.0": reflect.String,
-		"t.extra.anything.username": reflect.String,
-	} {
-		got, err := Resolve(tt, path)
-		if err != nil || got.Kind() != kind {
-			t.Errorf("Resolve(%s) = %v, %v; want a %s", path, got, err, kind)
-		}
-	}
-	if _, err := Resolve(tt, "t.raw.deeper"); err == nil || !strings.Contains(err.Error(), "untyped") {
-		t.Errorf("a path below an untyped field must not pass: %v", err)
-	}
-	paths := strings.Join(Paths("t", tt), " ")
-	for _, want := range []string{"t.jwtParts", "t.username", "t.extra.{key}.username"} {
-		if !strings.Contains(paths, want) {
-			t.Errorf("Paths lacks %s: %s", want, paths)
 		}
 	}
 }

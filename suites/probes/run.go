@@ -1,8 +1,4 @@
-// Package probe runs the probes of claims files: specs written as YAML
-// (claims.Probe), with steps taken on the cluster and observers recording
-// typed evidence while they run. A probe runs inside a Ginkgo spec like a
-// built-in one: its Framework's namespace, timeouts and cleanup.
-package probe
+package probes
 
 import (
 	"bytes"
@@ -14,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/kubeproof/kubeproof/framework/claims/evidence"
+	"github.com/kubeproof/kubeproof/framework/claims/probe"
 
 	"github.com/onsi/ginkgo/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,7 +29,6 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/framework/claims/observer"
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/framework/kubectl"
@@ -46,20 +44,20 @@ const (
 // first step began (every time in its evidence is relative to it).
 type run struct {
 	f     *framework.Framework
-	p     claims.LoadedProbe
+	p     probe.LoadedProbe
 	env   *observer.Env
 	obs   map[string]observer.Recorder
-	steps map[string]claims.StepResult
+	steps map[string]probe.StepResult
 	// started starts again the components a step stopped.
 	started map[string]func(context.Context) error
 }
 
-// Run runs p in f's namespace: it starts the observers, takes the steps
+// runProbe runs p in f's namespace: it starts the observers, takes the steps
 // and records the evidence of both. A step that fails (and does not allow
 // failure) stops the probe as an unmet precondition: its claims are not
 // checkable, naming the step, and the evidence seen until then is kept.
-func Run(ctx context.Context, f *framework.Framework, p claims.LoadedProbe) {
-	timeout, err := claims.ParseTimeout(p.Timeout, DefaultTimeout)
+func runProbe(ctx context.Context, f *framework.Framework, p probe.LoadedProbe) {
+	timeout, err := probe.ParseTimeout(p.Timeout, DefaultTimeout)
 	framework.ExpectNoError(err, "probe %s", p.ID)
 	ctx, cancel := context.WithTimeout(ctx, framework.Scale(timeout))
 	defer cancel()
@@ -67,13 +65,13 @@ func Run(ctx context.Context, f *framework.Framework, p claims.LoadedProbe) {
 	for _, c := range p.Requires {
 		if !f.Cluster.Has(c) {
 			reason := fmt.Sprintf("probe %s requires %s: %s", p.ID, c, f.Cluster.Missing(c))
-			for _, d := range p.Evidence(claims.Source{}) {
+			for _, d := range p.Evidence(evidence.Source{}) {
 				framework.ProbeUnobservable(d.Name, reason)
 			}
 			return
 		}
 	}
-	r := &run{f: f, p: p, obs: map[string]observer.Recorder{}, steps: map[string]claims.StepResult{}, started: map[string]func(context.Context) error{}}
+	r := &run{f: f, p: p, obs: map[string]observer.Recorder{}, steps: map[string]probe.StepResult{}, started: map[string]func(context.Context) error{}}
 	r.env = &observer.Env{Client: f.Client, Namespace: f.Namespace, Cluster: f.Cluster,
 		APITimeout: framework.Timeout.API, AuditTimeout: framework.Timeout.Audit}
 	r.env.Dynamic, err = dynamic.NewForConfig(f.RESTConfig)
@@ -116,7 +114,7 @@ func (r *run) record() {
 	if r.obs == nil {
 		return
 	}
-	framework.RecordProbeEvidence(claims.StepsEvidence, r.steps)
+	framework.RecordProbeEvidence(probe.StepsEvidence, r.steps)
 	for _, o := range r.p.Observe {
 		ob, ok := r.obs[o.Name]
 		if !ok {
@@ -134,12 +132,12 @@ func (r *run) record() {
 }
 
 type stepResult struct {
-	claims.StepResult
+	probe.StepResult
 	startedAt time.Time
 }
 
 // step takes one step; the result's code is that of its last request.
-func (r *run) step(ctx context.Context, s claims.Step) (res stepResult, err error) {
+func (r *run) step(ctx context.Context, s probe.Step) (res stepResult, err error) {
 	res.startedAt = time.Now()
 	defer func() {
 		res.Took = ms(res.startedAt, time.Now())
@@ -183,7 +181,7 @@ func containerArg(c string) []string {
 
 // startObserver starts an observer once the cluster has what its kind
 // needs.
-func (r *run) startObserver(ctx context.Context, o claims.Observer) (observer.Recorder, error) {
+func (r *run) startObserver(ctx context.Context, o probe.Observer) (observer.Recorder, error) {
 	if o.Spec == nil {
 		return nil, fmt.Errorf("observer %s has no kind", o.Name)
 	}
@@ -197,7 +195,7 @@ func (r *run) startObserver(ctx context.Context, o claims.Observer) (observer.Re
 
 // apply creates every object of a manifest, with kubeproof's images taken
 // from the run's registry and the run's ownership labels.
-func (r *run) apply(ctx context.Context, a *claims.Apply) (int, error) {
+func (r *run) apply(ctx context.Context, a *probe.Apply) (int, error) {
 	data, err := r.p.Manifest(*a)
 	if err != nil {
 		return 0, err
@@ -235,7 +233,7 @@ func (r *run) apply(ctx context.Context, a *claims.Apply) (int, error) {
 	return code, nil
 }
 
-func (r *run) patch(ctx context.Context, p *claims.Patch) (int, error) {
+func (r *run) patch(ctx context.Context, p *probe.Patch) (int, error) {
 	ri, err := r.env.Resource(p.APIVersion, p.Kind)
 	if err != nil {
 		return 0, err
@@ -255,7 +253,7 @@ func (r *run) patch(ctx context.Context, p *claims.Patch) (int, error) {
 	return 200, nil
 }
 
-func (r *run) delete(ctx context.Context, d *claims.Delete) (int, error) {
+func (r *run) delete(ctx context.Context, d *probe.Delete) (int, error) {
 	ri, err := r.env.Resource(d.APIVersion, d.Kind)
 	if err != nil {
 		return 0, err
@@ -273,7 +271,7 @@ func (r *run) delete(ctx context.Context, d *claims.Delete) (int, error) {
 
 // kubectl runs the cluster's kubectl in the probe's namespace, as the
 // run's user or as id.
-func (r *run) kubectl(ctx context.Context, id *claims.Identity, args []string) (int, string, error) {
+func (r *run) kubectl(ctx context.Context, id *probe.Identity, args []string) (int, string, error) {
 	k := r.f.Kubectl
 	if id != nil {
 		var err error
@@ -294,8 +292,8 @@ func (r *run) kubectl(ctx context.Context, id *claims.Identity, args []string) (
 
 // wait waits on an object observer until its field meets the condition
 // (or the object is deleted).
-func (r *run) wait(ctx context.Context, w *claims.Wait) error {
-	timeout, err := claims.ParseTimeout(w.Timeout, DefaultWait)
+func (r *run) wait(ctx context.Context, w *probe.Wait) error {
+	timeout, err := probe.ParseTimeout(w.Timeout, DefaultWait)
 	if err != nil {
 		return err
 	}
@@ -316,7 +314,7 @@ func ms(start, t time.Time) float64 { return framework.Millis(t.Sub(start)) }
 
 // kubectlAs is kubectl with a kubeconfig of its own: the cluster's server
 // and CA, and a client certificate the CSR API issued for id.
-func (r *run) kubectlAs(ctx context.Context, id claims.Identity) (kubectl.Runner, error) {
+func (r *run) kubectlAs(ctx context.Context, id probe.Identity) (kubectl.Runner, error) {
 	cert, key := r.f.ClientCertificate(ctx, id.User, id.Groups...)
 	cfg := clientcmdapi.NewConfig()
 	ca := r.f.RESTConfig.CAData
