@@ -9,18 +9,17 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kubeproof/kubeproof/framework/claims/evidence"
-	"github.com/kubeproof/kubeproof/framework/claims/record"
-	"github.com/kubeproof/kubeproof/framework/claims/speclink"
-
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/evidence"
+	"github.com/kubeproof/kubeproof/claims/record"
+	"github.com/kubeproof/kubeproof/claims/speclink"
+	"github.com/kubeproof/kubeproof/contract/cluster"
+	"github.com/kubeproof/kubeproof/contract/images"
 	"github.com/kubeproof/kubeproof/fixtures"
-	"github.com/kubeproof/kubeproof/framework/audit"
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/etcd"
-	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/kube/audit"
+	"github.com/kubeproof/kubeproof/kube/etcd"
 )
 
 // Checks labels a spec with its ID, with a claim:<id> label for each

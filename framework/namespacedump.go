@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims/record"
+	"github.com/kubeproof/kubeproof/claims/record"
 
 	"github.com/onsi/ginkgo/v2"
 	corev1 "k8s.io/api/core/v1"

@@ -6,11 +6,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/kubeproof/kubeproof/framework/claims/speclink"
-
 	"github.com/onsi/ginkgo/v2"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/claims/speclink"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 )
 
 // Need is what a spec needs of the cluster beyond its API: a capability it

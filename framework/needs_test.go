@@ -4,9 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kubeproof/kubeproof/framework/claims/speclink"
-
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/claims/speclink"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 )
 
 // What a spec declares beside its ID is in its labels, where the evidence

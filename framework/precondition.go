@@ -3,9 +3,9 @@ package framework
 import (
 	"fmt"
 
-	"github.com/kubeproof/kubeproof/framework/claims/record"
-
 	"github.com/onsi/ginkgo/v2"
+
+	"github.com/kubeproof/kubeproof/claims/record"
 )
 
 // Saw notes, for the report's opening, that a cluster component was seen

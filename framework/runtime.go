@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kubeproof/kubeproof/framework/claims/speclink"
-
 	"github.com/onsi/ginkgo/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/noderuntime"
+	"github.com/kubeproof/kubeproof/claims/speclink"
+	"github.com/kubeproof/kubeproof/contract/cluster"
+	"github.com/kubeproof/kubeproof/kube/noderuntime"
 )
 
 // RuntimeContainer is a container as the node's runtime holds it.

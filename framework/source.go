@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims/evidence"
+	"github.com/kubeproof/kubeproof/claims/evidence"
 )
 
 // moduleRoot is the repository's root as this binary's file names give it:

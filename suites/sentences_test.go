@@ -12,10 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubeproof/kubeproof/framework/claims/coverage"
-
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/coverage"
 	"github.com/kubeproof/kubeproof/fixtures"
-	"github.com/kubeproof/kubeproof/framework/claims"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/sentences.md from the seeds, the claims and fixtures/sentences")

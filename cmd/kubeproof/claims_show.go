@@ -5,14 +5,13 @@ import (
 	"io"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims/evidence"
-	"github.com/kubeproof/kubeproof/framework/claims/expect"
-	"github.com/kubeproof/kubeproof/framework/claims/speclink"
-
 	"github.com/spf13/cobra"
 
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/evidence"
+	"github.com/kubeproof/kubeproof/claims/expect"
+	"github.com/kubeproof/kubeproof/claims/speclink"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 )
 

@@ -3,12 +3,11 @@ package main
 import (
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims/speclink"
-
 	"github.com/spf13/cobra"
 
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/speclink"
 	"github.com/kubeproof/kubeproof/fixtures"
-	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/internal/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/provision"
 )

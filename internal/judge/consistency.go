@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/kubeproof/kubeproof/framework/claims/expect"
-
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/expect"
 )
 
 // Inconsistencies names the pairs of a run's results that read one

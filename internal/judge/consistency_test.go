@@ -5,12 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubeproof/kubeproof/framework/claims/expect"
+	"github.com/kubeproof/kubeproof/claims/expect"
 
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
 
 	// The suites declare the evidence (and its Go types) facts are named by.
 	_ "github.com/kubeproof/kubeproof/suites"

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/kubeproof/kubeproof/framework/claims/evidence"
-	"github.com/kubeproof/kubeproof/framework/claims/expect"
+	"github.com/kubeproof/kubeproof/claims/evidence"
+	"github.com/kubeproof/kubeproof/claims/expect"
 )
 
 // holds reports whether the observed value v satisfies e.

@@ -6,10 +6,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims/record"
-	"github.com/kubeproof/kubeproof/framework/claims/speclink"
-
 	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/kubeproof/kubeproof/claims/record"
+	"github.com/kubeproof/kubeproof/claims/speclink"
 )
 
 // SpecResult is what one spec did in a run.

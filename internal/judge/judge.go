@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims/expect"
-
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/expect"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 )
 
 // Observation is one expectation held against the evidence.

@@ -8,10 +8,9 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/kubeproof/kubeproof/framework/claims/expect"
-
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/expect"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 )
 
 // The claims the judge is tested on are the spec side's test catalogs:
@@ -21,7 +20,7 @@ func rules(t *testing.T) *claims.Catalog { return testCatalog(t, "rules.yaml") }
 
 func testCatalog(t *testing.T, file string) *claims.Catalog {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "framework", "claims", "testdata", file))
+	data, err := os.ReadFile(filepath.Join("..", "..", "claims", "testdata", file))
 	if err != nil {
 		t.Fatal(err)
 	}

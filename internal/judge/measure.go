@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims/expect"
+	"github.com/kubeproof/kubeproof/claims/expect"
 )
 
 // Measurement is what a timing claim's number was measured as here.

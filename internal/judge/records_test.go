@@ -8,14 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubeproof/kubeproof/framework/claims/record"
-	"github.com/kubeproof/kubeproof/framework/claims/speclink"
-
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/record"
+	"github.com/kubeproof/kubeproof/claims/speclink"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/fixtures"
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/internal/report/realrun"
 )
 

@@ -11,11 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubeproof/kubeproof/framework/claims/evidence"
-
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/evidence"
 	"github.com/kubeproof/kubeproof/internal/judge"
 )
 

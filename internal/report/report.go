@@ -15,11 +15,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubeproof/kubeproof/framework/claims/coverage"
-	"github.com/kubeproof/kubeproof/framework/claims/record"
-
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/coverage"
+	"github.com/kubeproof/kubeproof/claims/record"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/internal/judge"
 )
 

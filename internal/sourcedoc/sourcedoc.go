@@ -3,7 +3,7 @@
 // anonymous structs) and of package-level vars (with the lines they span),
 // and the values of typed string constants. Both generators that turn Go
 // into documents read it: the claims file's JSON schema (descriptions and
-// enums, framework/claims/claimschema) and the evidence catalog (what each
+// enums, claims/claimschema) and the evidence catalog (what each
 // evidence path means, internal/tools/evidencedoc/gosource).
 package sourcedoc
 

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/access"
+	"github.com/kubeproof/kubeproof/kube/access"
 	"github.com/kubeproof/kubeproof/webhooks"
 	"github.com/kubeproof/kubeproof/webhooks/install"
 )

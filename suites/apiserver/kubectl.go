@@ -10,11 +10,11 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/audit"
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/identity"
-	"github.com/kubeproof/kubeproof/framework/kubectl"
+	"github.com/kubeproof/kubeproof/kube/audit"
+	"github.com/kubeproof/kubeproof/kube/identity"
+	"github.com/kubeproof/kubeproof/kube/kubectl"
 )
 
 const specKubectl = "apiserver-kubectl-requests"

@@ -27,10 +27,10 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/access"
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/kube/access"
+	"github.com/kubeproof/kubeproof/kube/observe"
 )
 
 const (
@@ -299,7 +299,7 @@ type etcdObjectEvidence struct {
 	// Key is that key, the namespace and name generalized ({namespace},
 	// {name}).
 	Key string `json:"key"`
-	// Encoding is how the value is encoded (as framework/etcd tells it from
+	// Encoding is how the value is encoded (as kube/etcd tells it from
 	// its first bytes).
 	Encoding string `json:"encoding"`
 }

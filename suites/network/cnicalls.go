@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/cnitrace"
+	"github.com/kubeproof/kubeproof/contract/cnitrace"
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/cluster"
 )
 
 // The spec of this file.

@@ -10,11 +10,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims/probe"
-
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/probe"
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/claims"
 )
 
 // Document is the text of a user's document and the name it was given by.

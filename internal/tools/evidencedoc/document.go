@@ -7,10 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims/evidence"
-
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/evidence"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 )
 
 // Schema names the shape of `kubeproof claims specs --evidence -o json`

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/kubeproof/kubeproof/framework/claims/evidence"
+	"github.com/kubeproof/kubeproof/claims/evidence"
 )
 
 // Examples are the evidence a run recorded: by spec ID, then evidence name,

@@ -18,7 +18,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims/evidence"
+	"github.com/kubeproof/kubeproof/claims/evidence"
 )
 
 // Node is one path of a piece of evidence: the evidence itself (the root),

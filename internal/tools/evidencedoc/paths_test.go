@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubeproof/kubeproof/framework/claims/evidence"
+	"github.com/kubeproof/kubeproof/claims/evidence"
 )
 
 type inner struct {

@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims/probe"
-
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/probe"
 )
 
 // ProbeMeanings explains the evidence of a catalog's probes, whose types

@@ -3,8 +3,8 @@ package evidencedoc
 import (
 	"testing"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/claims/observer"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/observer"
 )
 
 // TestProbeMeanings: every path of a probe's evidence, whatever observers

@@ -8,9 +8,8 @@ import (
 	"maps"
 	"sync"
 
-	"github.com/kubeproof/kubeproof/framework/claims/speclink"
-
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/claims/speclink"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 )
 
 // Meaning is what one evidence path means, in one line of prose, and where

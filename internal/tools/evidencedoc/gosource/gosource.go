@@ -10,10 +10,9 @@ package gosource
 import (
 	"path"
 
-	"github.com/kubeproof/kubeproof/framework/claims/evidence"
-	"github.com/kubeproof/kubeproof/framework/claims/speclink"
-
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/evidence"
+	"github.com/kubeproof/kubeproof/claims/speclink"
 	"github.com/kubeproof/kubeproof/internal/sourcedoc"
 	"github.com/kubeproof/kubeproof/internal/tools/evidencedoc"
 )

@@ -7,9 +7,9 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/kubeproof/kubeproof/claims"
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/internal/tools/evidencedoc"
 	_ "github.com/kubeproof/kubeproof/suites"
 )
