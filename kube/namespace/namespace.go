@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
@@ -66,7 +68,17 @@ func AllGone(ctx context.Context, client kubernetes.Interface, labelSelector str
 }
 
 func waitGone(ctx context.Context, client kubernetes.Interface, what string, selector func(*metav1.ListOptions), timeout time.Duration) error {
-	lw := cache.NewFilteredListWatchFromClient(client.CoreV1().RESTClient(), "namespaces", "", selector)
+	namespaces := client.CoreV1().Namespaces()
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			selector(&o)
+			return namespaces.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			selector(&o)
+			return namespaces.Watch(ctx, o)
+		},
+	}
 	_, err := observe.Gone(ctx, timeout, what, lw, describe)
 	return err
 }
