@@ -11,10 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeproof/kubeproof/kube/observe"
 )
@@ -125,19 +122,8 @@ func (n *NodeConditions) Start(ctx context.Context, env *Env) (Recorder, error) 
 		return nil, err
 	}
 	nodes := env.Client.CoreV1().Nodes()
-	sel := fields.OneTermEqualSelector("metadata.name", node).String()
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			opts.FieldSelector = sel
-			return nodes.List(ctx, opts)
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			opts.FieldSelector = sel
-			return nodes.Watch(ctx, opts)
-		},
-	}
 	r := &nodeRecorder{env: env, spec: *n, node: node}
-	if r.rec, err = observe.Record(ctx, lw); err != nil {
+	if r.rec, err = observe.Record(ctx, observe.Named(nodes.List, nodes.Watch, node)); err != nil {
 		return nil, fmt.Errorf("watch Node %s: %w", node, err)
 	}
 	// The watch gives changes only: the state the probe starts from is

@@ -10,12 +10,9 @@ import (
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/jsonpath"
 
 	"github.com/kubeproof/kubeproof/kube/observe"
@@ -143,18 +140,7 @@ func (o *Object) Start(ctx context.Context, env *Env) (Recorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	sel := fields.OneTermEqualSelector("metadata.name", o.Name).String()
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			opts.FieldSelector = sel
-			return ri.List(ctx, opts)
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			opts.FieldSelector = sel
-			return ri.Watch(ctx, opts)
-		},
-	}
-	if r.rec, err = observe.Record(ctx, lw); err != nil {
+	if r.rec, err = observe.Record(ctx, observe.Named(ri.List, ri.Watch, o.Name)); err != nil {
 		return nil, fmt.Errorf("watch %s: %w", o.Ref, err)
 	}
 	return r, nil

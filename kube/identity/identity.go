@@ -18,11 +18,8 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeproof/kubeproof/kube/observe"
 )
@@ -81,18 +78,8 @@ func IssueClientCertificate(ctx context.Context, admin kubernetes.Interface, use
 	if _, err := admin.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
 		return nil, nil, fmt.Errorf("approve CertificateSigningRequest %s: %w", csr.Name, err)
 	}
-	// Through the typed client: a watch of the CSR by name.
-	csrs, sel := admin.CertificatesV1().CertificateSigningRequests(), observe.NameSelector(csr.Name)
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = sel
-			return csrs.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = sel
-			return csrs.Watch(ctx, o)
-		},
-	}
+	csrs := admin.CertificatesV1().CertificateSigningRequests()
+	lw := observe.Named(csrs.List, csrs.Watch, csr.Name)
 	issued, err := observe.Until(ctx, time.Minute, "the certificate of CSR "+csr.Name, lw, func(c *certificatesv1.CertificateSigningRequest) (bool, error) {
 		return len(c.Status.Certificate) > 0, nil
 	}, func(c *certificatesv1.CertificateSigningRequest) string {

@@ -10,10 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeproof/kubeproof/kube/observe"
 )
@@ -69,16 +66,7 @@ func AllGone(ctx context.Context, client kubernetes.Interface, labelSelector str
 
 func waitGone(ctx context.Context, client kubernetes.Interface, what string, selector func(*metav1.ListOptions), timeout time.Duration) error {
 	namespaces := client.CoreV1().Namespaces()
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			selector(&o)
-			return namespaces.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			selector(&o)
-			return namespaces.Watch(ctx, o)
-		},
-	}
+	lw := observe.Selected(namespaces.List, namespaces.Watch, selector)
 	_, err := observe.Gone(ctx, timeout, what, lw, describe)
 	return err
 }

@@ -19,12 +19,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeproof/kubeproof/contract/cluster"
@@ -125,16 +122,8 @@ var _ = ginkgo.Describe("API server storage", func() {
 			ginkgo.DeferCleanup(func(ctx context.Context) {
 				_ = dyn.Resource(crdGVR).Delete(ctx, "checks."+group, metav1.DeleteOptions{})
 			})
-			lw := &cache.ListWatch{
-				ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-					o.FieldSelector = observe.NameSelector("checks." + group)
-					return dyn.Resource(crdGVR).List(ctx, o)
-				},
-				WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-					o.FieldSelector = observe.NameSelector("checks." + group)
-					return dyn.Resource(crdGVR).Watch(ctx, o)
-				},
-			}
+			crds := dyn.Resource(crdGVR)
+			lw := observe.Named(crds.List, crds.Watch, "checks."+group)
 			_, err = observe.Until(ctx, framework.Timeout.API, "the CRD to be Established", lw, func(u *unstructured.Unstructured) (bool, error) {
 				conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 				for _, c := range conds {
