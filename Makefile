@@ -200,7 +200,7 @@ BENCH_ALL   := --providers local,kind --suites-providers local --parallel 4,1 \
                --end-to-end-name 'make run' --cold
 BENCH_FLAGS ?= $(BENCH_ALL)
 bench: build
-	$(KUBEPROOF) bench --output $(BENCH_DIR) $(BENCH_FLAGS)
+	$(KUBEPROOF) bench --report-dir $(BENCH_DIR) $(BENCH_FLAGS)
 
 ## matrix: the suites on each Kubernetes release kubeproof is tested with, on
 ## local clusters one after another; verdicts side by side in

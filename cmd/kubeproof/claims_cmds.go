@@ -51,9 +51,14 @@ func (s *selection) load() (*claims.Catalog, error) {
 	if s.claimsFile == "" {
 		return cat, nil
 	}
+	if _, err := os.Stat(s.claimsFile); err != nil {
+		return nil, exitcode.Errorf(exitcode.Usage, "--claims-file: %v", err)
+	}
+	// A file that is there but wrong is a finding of claims lint (its own
+	// exit code), not a misused command.
 	before := len(cat.Claims)
 	if err := cat.AddFile(s.claimsFile); err != nil {
-		return nil, exitcode.With(exitcode.Usage, fmt.Errorf("--claims-file: %s", strings.Join(claimlint.ProblemsOf(err), "\n  ")))
+		return nil, exitcode.With(exitcode.LintFindings, fmt.Errorf("--claims-file: %s", strings.Join(claimlint.ProblemsOf(err), "\n  ")))
 	}
 	s.own = cat.Claims[before:]
 	for _, h := range cat.Hints {
@@ -67,9 +72,9 @@ func (s *selection) load() (*claims.Catalog, error) {
 	case 0:
 		return cat, nil
 	case 1:
-		return nil, exitcode.Errorf(exitcode.Usage, "--claims-file %s: %s", s.claimsFile, problems[0])
+		return nil, exitcode.Errorf(exitcode.LintFindings, "--claims-file %s: %s", s.claimsFile, problems[0])
 	}
-	return nil, exitcode.Errorf(exitcode.Usage, "--claims-file %s: %s:\n  %s", s.claimsFile, count(len(problems), "problem"), strings.Join(problems, "\n  "))
+	return nil, exitcode.Errorf(exitcode.LintFindings, "--claims-file %s: %s:\n  %s", s.claimsFile, count(len(problems), "problem"), strings.Join(problems, "\n  "))
 }
 
 // documentText is the first --document that names a file, read: the
@@ -244,6 +249,9 @@ func newClaimsLintCommand() *cobra.Command {
 		Short: "Check a claims file without a cluster: schema, spec IDs, evidence paths and the types expectations hold them to, and with --document its quotes",
 		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := os.Stat(args[0]); err != nil {
+				return exitcode.With(exitcode.Usage, err)
+			}
 			var doc *claimlint.Document
 			if documentPath != "" {
 				data, err := os.ReadFile(documentPath)
@@ -260,7 +268,7 @@ func newClaimsLintCommand() *cobra.Command {
 				for _, p := range problems {
 					fmt.Fprintln(cmd.ErrOrStderr(), "  "+p)
 				}
-				return exitcode.Errorf(exitcode.Usage, "%s: %s", args[0], count(len(problems), "problem"))
+				return exitcode.Errorf(exitcode.LintFindings, "%s: %s", args[0], count(len(problems), "problem"))
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s, no problems\n", args[0], count(n, "claim"))
 			return nil

@@ -101,6 +101,16 @@ func TestClaimsFileProblemsStopEarly(t *testing.T) {
 	for _, args := range [][]string{
 		{"run", "--dry-run", "--claims-file", file},
 		{"report", "--claims-file", file, "--report-dir", dir},
+		{"claims", "lint", file},
+	} {
+		if code := exitFor(args...); code != exitcode.LintFindings {
+			t.Errorf("%v: exit code %d, want %d", args, code, exitcode.LintFindings)
+		}
+	}
+	// A file that is not there is a misused command, not a finding.
+	for _, args := range [][]string{
+		{"run", "--dry-run", "--claims-file", file + ".missing"},
+		{"claims", "lint", file + ".missing"},
 	} {
 		if code := exitFor(args...); code != exitcode.Usage {
 			t.Errorf("%v: exit code %d, want %d", args, code, exitcode.Usage)

@@ -61,7 +61,6 @@ func addRunFlags(cmd *cobra.Command, r *runOptions, reportDir string) {
 	f.StringVar(&r.reportDir, "report-dir", reportDir, "directory for claims.md, claims.html, claims.json, junit.xml, the cluster info and (on failure) component logs")
 	f.StringVar(&r.labelFilter, "label-filter", "", "run only specs whose labels match this Ginkgo label filter, e.g. 'claim:002-RUNNING-STATUS'")
 	f.StringArrayVar(&r.specs.Focus, "focus", nil, "run only specs whose text matches this regular expression (repeatable; a comma is part of the expression)")
-	f.BoolVarP(&r.specs.Verbose, "verbose", "v", false, "print every spec's steps as it runs")
 	f.DurationVar(&r.specs.Timeout, "timeout", time.Hour, "give up on the suites after this long")
 	f.IntVar(&r.specs.Parallel, "parallel", 1, "run the specs in this many parallel processes (specs labelled Serial still run alone)")
 	f.StringVar(&r.specs.ImagePullSecret, "image-pull-secret", "", "docker config file with the credentials your nodes need for --image-registry (each spec's namespace gets it as a pull secret)")
@@ -105,15 +104,13 @@ func (r refutedOptions) junitRefutedFails() (bool, error) {
 }
 
 func run(cmd *cobra.Command, o *options, r *runOptions) error {
+	r.specs.Verbose = verbose(cmd)
 	plan, stop, err := planRun(cmd, o, r)
 	if stop || err != nil {
 		return err
 	}
 	rep, err := runner.Run(cmd.Context(), plan)
-	if err != nil {
-		return err
-	}
-	return r.refuted.check(rep)
+	return r.refuted.outcome(rep, err)
 }
 
 // planRun turns run's flags into the engine's plan; stop says the command
@@ -190,6 +187,23 @@ func planRun(cmd *cobra.Command, o *options, r *runOptions) (plan runner.Plan, s
 	}, false, nil
 }
 
+// outcome is a finished run's error, in the order of `kubeproof help
+// exit-codes`: a harness error or an interruption as it is; then any claim
+// in error (13, always: a harness that could not decide a claim must not
+// pass CI); then a failed spec (1, runErr); then --fail-on-refuted (10).
+func (r refutedOptions) outcome(rep report.Report, runErr error) error {
+	if runErr != nil && exitcode.Of(runErr) != exitcode.SpecsFailed {
+		return runErr
+	}
+	if n := rep.Summary[string(judge.Error)]; n > 0 && rep.Partial == "" {
+		return exitcode.Errorf(exitcode.ClaimsErrored, "%s in error: kubeproof could not decide them (their reasons are in claims.md)", count(n, "claim"))
+	}
+	if runErr != nil {
+		return runErr
+	}
+	return r.check(rep)
+}
+
 // check is --fail-on-refuted: exit code 10 when a claim was refuted.
 func (r refutedOptions) check(rep report.Report) error {
 	if n := rep.Summary[string(judge.Refuted)]; r.failOnRefuted && n > 0 {
@@ -239,7 +253,7 @@ for run.`,
 				return err
 			}
 			report.Terminal(os.Stdout, rep)
-			return refuted.check(rep)
+			return refuted.outcome(rep, nil)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "report-dir", "kubeproof-report", "the run's report directory")
