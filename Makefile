@@ -11,6 +11,8 @@ GO         ?= go
 BIN        := _output/bin
 REPORT_DIR ?= _output/report
 VERSION    ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+# The commit kubeproof was built from: reports record it (claims.json).
+COMMIT     ?= $(shell git rev-parse HEAD 2>/dev/null)
 KUBEPROOF  := $(BIN)/kubeproof
 # The programs packed into images (those of cmd/, and the node programs
 # behind provisioning's door) are built without version stamps (nor VCS
@@ -29,7 +31,7 @@ all: build
 ## build: the kubeproof CLI and the programs packed into its images
 build:
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -ldflags "-s -w" -o $(BIN)/ $(PROGRAMS)
-	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -ldflags "-s -w -X main.buildVersion=$(VERSION)" -o $(BIN)/ ./cmd/kubeproof
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -ldflags "-s -w -X main.buildVersion=$(VERSION) -X main.buildCommit=$(COMMIT)" -o $(BIN)/ ./cmd/kubeproof
 
 ## run: the main job
 run: build
@@ -224,7 +226,7 @@ dist:
 	set -e; for arch in $(DIST_ARCHS); do \
 	  name=kubeproof-$(DIST_VERSION)-linux-$$arch; dir=$(DIST_DIR)/$$name; mkdir -p $$dir; \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(GOFLAGS_BUILD) -ldflags "-s -w" -o $$dir/ $(PROGRAMS); \
-	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(GOFLAGS_BUILD) -ldflags "-s -w -X main.buildVersion=$(DIST_VERSION)" -o $$dir/ ./cmd/kubeproof; \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(GOFLAGS_BUILD) -ldflags "-s -w -X main.buildVersion=$(DIST_VERSION) -X main.buildCommit=$(COMMIT)" -o $$dir/ ./cmd/kubeproof; \
 	  cp README.md LICENSE $$dir/; \
 	  tar -C $(DIST_DIR) --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -czf $$dir.tar.gz $$name; \
 	  rm -rf $$dir; \

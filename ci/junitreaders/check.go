@@ -9,6 +9,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	kpreport "github.com/kubeproof/kubeproof/internal/report"
 )
 
 // Counts are what a CI reader shows of a JUnit file.
@@ -119,7 +122,16 @@ func show(n *int) string {
 // report is what the checks read of a report directory: claims.json, and
 // the suite nodes of specs.json (Ginkgo's JSON report).
 type report struct {
-	Summary   map[string]int `json:"summary"`
+	Summary map[string]int `json:"summary"`
+	// Kubeproof is the kubeproof that wrote the report: claims.json of
+	// releases before test names became claim IDs lacks it.
+	Kubeproof *struct {
+		Version string `json:"version"`
+	} `json:"kubeproof"`
+	// Run is the suites' wall clock (claims.json of older releases lacks it).
+	Run *struct {
+		Seconds float64 `json:"seconds"`
+	} `json:"run"`
 	Documents []struct {
 		Claims []claimResult `json:"claims"`
 	} `json:"documents"`
@@ -131,14 +143,18 @@ type report struct {
 
 // specState is a spec of claims.json: its ID and Ginkgo state.
 type specState struct {
-	ID    string `json:"id"`
-	State string `json:"state"`
+	ID        string    `json:"id"`
+	State     string    `json:"state"`
+	StartedAt time.Time `json:"startedAt"`
+	EndedAt   time.Time `json:"endedAt"`
 }
 
 type claimResult struct {
 	Claim struct {
-		ID     string `json:"id"`
-		Source *struct {
+		ID        string `json:"id"`
+		Title     string `json:"title"`
+		Statement string `json:"statement"`
+		Source    *struct {
 			File string `json:"file"`
 			Line int    `json:"line"`
 		} `json:"source"`
@@ -146,6 +162,7 @@ type claimResult struct {
 	Verdict string `json:"verdict"`
 	Reason  string `json:"reason"`
 	Specs   []struct {
+		ID      string  `json:"id"`
 		Seconds float64 `json:"seconds"`
 	} `json:"specs"`
 }
@@ -267,11 +284,11 @@ func (l *limit) done() []string {
 }
 
 // checkClaimsJUnit checks what readers show of claims-junit.xml: a unique
-// name per case, a class name without a dot, file and line those of the
-// claim in claims.json and, when the report was judged with this
-// checkout's catalog (current), at the claim's id in that file (relative to
-// the working directory, the repository), the result and message its
-// verdict calls for, and its specs' seconds as its time.
+// name per case, its claim's ID and title, a class name without a dot,
+// file and line those of the claim in claims.json relative to its
+// repository and, when the report was judged with this checkout's catalog
+// (current), at the claim's id in that file, the result and message its
+// verdict calls for, and a time no longer than its specs ran.
 func checkClaimsJUnit(doc Doc, r *report, refutedFails, current bool) []string {
 	byID := map[string]claimResult{}
 	for _, d := range r.Documents {
@@ -298,21 +315,48 @@ func checkClaimsJUnit(doc Doc, r *report, refutedFails, current bool) []string {
 				l.add("unknown claim", "case %q names no claim of claims.json", name)
 				continue
 			}
+			// The name is the claim's ID and title: never its statement,
+			// whose rewording would start a new test history (a report of
+			// an older release named its tests otherwise).
+			if want := id + map[bool]string{true: ": " + res.Claim.Title}[res.Claim.Title != ""]; name != want && r.Kubeproof != nil {
+				l.add("name", "claim %s: name %q, want %q (its ID and title)", id, name, want)
+			}
 			if want := res.result(refutedFails); tc.Result != want {
 				l.add("result", "claim %s (%s): %s, want %s", id, res.Verdict, tc.Result, want)
 			} else if (want == "failure" || want == "error") && tc.Message != res.Reason {
 				l.add("message", "claim %s: message %q is not the verdict's reason %q", id, tc.Message, res.Reason)
 			}
+			// A case's time is its share of its specs' wall time: never more
+			// than they ran.
 			seconds := 0.0
 			for _, sp := range res.Specs {
 				seconds += sp.Seconds
 			}
-			if t, err := strconv.ParseFloat(tc.Attributes["time"], 64); err != nil || math.Abs(t-seconds) > 0.0015 {
+			if t, err := strconv.ParseFloat(tc.Attributes["time"], 64); err != nil || t < 0 || (t > seconds+0.0015 && r.Kubeproof != nil) {
 				l.add("time", "claim %s: time %q, its specs ran %.3f s", id, tc.Attributes["time"], seconds)
 			}
+			// File and line: the claim's, relative to its repository, or
+			// none where the claims file is not on this machine (an older
+			// release wrote them as claims.json has them).
 			file, line := tc.Attributes["file"], tc.Attributes["line"]
-			if res.Claim.Source == nil || file != res.Claim.Source.File || line != strconv.Itoa(res.Claim.Source.Line) {
-				l.add("file and line", "claim %s: file %q line %q, claims.json says %+v", id, file, line, res.Claim.Source)
+			if r.Kubeproof == nil {
+				if res.Claim.Source == nil || file != res.Claim.Source.File || line != strconv.Itoa(res.Claim.Source.Line) {
+					l.add("file and line", "claim %s: file %q line %q, claims.json says %+v", id, file, line, res.Claim.Source)
+				}
+				continue
+			}
+			wantFile, onDisk := "", false
+			if res.Claim.Source != nil {
+				wantFile, onDisk = kpreport.RepositoryPath(res.Claim.Source.File)
+			}
+			if !onDisk {
+				if file != "" || line != "" {
+					l.add("file and line", "claim %s: file %q line %q for a claims file not on this machine (%+v)", id, file, line, res.Claim.Source)
+				}
+				continue
+			}
+			if file != wantFile || line != strconv.Itoa(res.Claim.Source.Line) {
+				l.add("file and line", "claim %s: file %q line %q, claims.json says %+v (%s in its repository)", id, file, line, res.Claim.Source, wantFile)
 				continue
 			}
 			if !current {
@@ -320,7 +364,7 @@ func checkClaimsJUnit(doc Doc, r *report, refutedFails, current bool) []string {
 			}
 			lines, ok := files[file]
 			if !ok {
-				data, err := os.ReadFile(file)
+				data, err := os.ReadFile(res.Claim.Source.File)
 				if err != nil {
 					l.add("file", "claim %s: %v", id, err)
 					continue
@@ -371,4 +415,82 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// Time is the seconds a reader sums from a file's test cases.
+func (d Doc) Time() float64 {
+	t := 0.0
+	for _, s := range d.Suites {
+		for _, tc := range s.Cases {
+			v, _ := strconv.ParseFloat(tc.Attributes["time"], 64)
+			t += v
+		}
+	}
+	return t
+}
+
+// checkTime holds a file's summed time to the run's clock, each spec
+// counted once and specs that ran at once sharing it: junit.xml's cases
+// (every spec and suite node) add up to the run's wall time, within 10%;
+// claims-junit.xml's to the time at least one spec that decided a claim
+// was running (a run's suite setup decides none), within rounding.
+func checkTime(file string, doc Doc, r *report) []string {
+	if r.Run == nil || r.Run.Seconds <= 0 {
+		return nil
+	}
+	sum, wall := doc.Time(), r.Run.Seconds
+	if sum > wall*1.001+0.01 {
+		return []string{fmt.Sprintf("its cases' times add up to %.1f s, more than the run's wall time of %.1f s", sum, wall)}
+	}
+	if file == "junit.xml" && sum < wall*0.9 {
+		return []string{fmt.Sprintf("its cases' times add up to %.1f s, %.0f%% of the run's wall time of %.1f s (want 90%% or more)", sum, 100*sum/wall, wall)}
+	}
+	if file == "claims-junit.xml" {
+		ran, cases := r.claimSpecsRan(), 0
+		for _, s := range doc.Suites {
+			cases += len(s.Cases)
+		}
+		if math.Abs(sum-ran) > 0.0005*float64(cases)+0.01 {
+			return []string{fmt.Sprintf("its cases' times add up to %.3f s; specs that decided claims ran for %.3f s of the wall clock", sum, ran)}
+		}
+	}
+	return nil
+}
+
+// claimSpecsRan is how long at least one spec that decided a claim was
+// running: the union of their spans in claims.json.
+func (r *report) claimSpecsRan() float64 {
+	decided := map[string]bool{}
+	for _, d := range r.Documents {
+		for _, c := range d.Claims {
+			for _, s := range c.Specs {
+				decided[s.ID] = true
+			}
+		}
+	}
+	type span struct{ start, end time.Time }
+	var spans []span
+	for _, s := range r.Specs {
+		if decided[s.ID] && !s.StartedAt.IsZero() && s.EndedAt.After(s.StartedAt) {
+			spans = append(spans, span{s.StartedAt, s.EndedAt})
+		}
+	}
+	slices.SortFunc(spans, func(a, b span) int { return a.start.Compare(b.start) })
+	total := 0.0
+	var cur *span
+	for i := range spans {
+		switch {
+		case cur == nil:
+			cur = &spans[i]
+		case spans[i].start.After(cur.end):
+			total += cur.end.Sub(cur.start).Seconds()
+			cur = &spans[i]
+		case spans[i].end.After(cur.end):
+			cur.end = spans[i].end
+		}
+	}
+	if cur != nil {
+		total += cur.end.Sub(cur.start).Seconds()
+	}
+	return total
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/internal/buildinfo"
 	"github.com/kubeproof/kubeproof/internal/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
@@ -162,7 +163,11 @@ func newVersionCommand() *cobra.Command {
 
 // versionLine is what `kubeproof version` and `kubeproof --version` print.
 func versionLine() string {
-	return fmt.Sprintf("kubeproof %s (%s by default)", version(), clusterflags.DefaultReleases())
+	commit := buildinfo.Current().Commit
+	if commit == "" {
+		commit = "unknown"
+	}
+	return fmt.Sprintf("kubeproof %s (commit %s; %s by default)", version(), commit, clusterflags.DefaultReleases())
 }
 
 func shellQuote(s string) string {

@@ -189,7 +189,7 @@ func TestReportRefutedFlags(t *testing.T) {
 		{[]string{"--fail-on-refuted"}, exitcode.Refuted, true},
 		{[]string{"--fail-on-refuted", "--junit-refuted-as", "passed"}, exitcode.Refuted, false},
 	} {
-		args := append([]string{"report", "--report-dir", dir, "--claims", "000-STEP5-CONTROLLER-CREATES"}, tc.flags...)
+		args := append([]string{"report", "--report-dir", dir, "--overwrite", "--claims", "000-STEP5-CONTROLLER-CREATES"}, tc.flags...)
 		code, out := runOut(t, args...)
 		if code != tc.code {
 			t.Errorf("%v: exit %d, want %d\n%s", tc.flags, code, tc.code, out)
@@ -244,7 +244,7 @@ func TestReportKeepsPartial(t *testing.T) {
 	if err := report.Write(dir, report.Report{Partial: "the run was interrupted"}); err != nil {
 		t.Fatal(err)
 	}
-	if code, out := runOut(t, "report", "--report-dir", dir, "--claims", "000-KUBECTL-HTTP"); code != exitcode.OK {
+	if code, out := runOut(t, "report", "--report-dir", dir, "--overwrite", "--claims", "000-KUBECTL-HTTP"); code != exitcode.OK {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	if v, partial := verdict(); v != "not-run" || partial == "" {
@@ -253,8 +253,77 @@ func TestReportKeepsPartial(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "claims.json")); err != nil {
 		t.Fatal(err)
 	}
-	runOut(t, "report", "--report-dir", dir, "--claims", "000-KUBECTL-HTTP")
+	// An error verdict fails the command as it fails a run.
+	if code, out := runOut(t, "report", "--report-dir", dir, "--overwrite", "--claims", "000-KUBECTL-HTTP"); code != exitcode.ClaimsErrored {
+		t.Errorf("judged again with a claim in error: exit %d, want %d\n%s", code, exitcode.ClaimsErrored, out)
+	}
 	if v, partial := verdict(); v != "error" || partial != "" {
 		t.Errorf("judged without a partial report: %s, partial %q", v, partial)
+	}
+}
+
+// kubeproof report writes into a directory of its own (the run's with
+// -judged, or --to), a whole report directory that says which run it
+// judged; the run's files stay as they were, unless --overwrite.
+func TestReportWritesItsOwnDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	info := &cluster.Info{Provider: "test", Name: "t", Capabilities: []cluster.Capability{cluster.AuditLog}}
+	if err := info.Save(filepath.Join(dir, "cluster.json")); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	spec := types.SpecReport{ContainerHierarchyTexts: []string{"Pod creation flow"}, LeafNodeType: types.NodeTypeIt, LeafNodeText: "kubectl apply -f pod.yaml",
+		LeafNodeLabels: []string{"spec:podflow-create"}, State: types.SpecStatePassed, NumAttempts: 1,
+		StartTime: start, EndTime: start.Add(3 * time.Second), RunTime: 3 * time.Second}
+	specs, err := json.Marshal([]types.Report{{SuiteDescription: "kubeproof", SuiteSucceeded: true, StartTime: start, EndTime: start.Add(4 * time.Second),
+		SpecReports: types.SpecReports{spec}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, runner.SpecsReportName), specs, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	own := []byte("the run's own claims.md\n")
+	if err := os.WriteFile(filepath.Join(dir, "claims.md"), own, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // a second time writes over its own directory
+		if code, out := runOut(t, "report", "--report-dir", dir, "--claims", "000-KUBECTL-HTTP"); code != exitcode.OK && code != exitcode.ClaimsErrored {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "claims.md")); string(got) != string(own) {
+		t.Errorf("the run's claims.md was written over: %q", got)
+	}
+	judged, err := report.Load(dir + "-judged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if judged.JudgedFrom != dir || judged.Run == nil || judged.Run.Seconds != 4 || judged.Kubeproof == nil || judged.Kubeproof.Version == "" {
+		t.Errorf("judged report: from %q, run %+v, kubeproof %+v", judged.JudgedFrom, judged.Run, judged.Kubeproof)
+	}
+	for _, name := range []string{"claims.md", "claims.html", "claims-junit.xml", "junit.xml", "specs.json", "cluster.json"} {
+		if _, err := os.Stat(filepath.Join(dir+"-judged", name)); err != nil {
+			t.Errorf("the judged directory lacks %s", name)
+		}
+	}
+	other := filepath.Join(t.TempDir(), "another-run")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, runner.SpecsReportName), specs, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"--to", dir},                  // the run's own directory, without --overwrite
+		{"--to", other},                // another run's
+		{"--to", other, "--overwrite"}, // both
+	} {
+		if code, out := runOut(t, append([]string{"report", "--report-dir", dir}, args...)...); code != exitcode.Usage {
+			t.Errorf("report %v: exit %d, want %d\n%s", args, code, exitcode.Usage, out)
+		}
 	}
 }

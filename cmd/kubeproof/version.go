@@ -1,9 +1,19 @@
 package main
 
-import "runtime/debug"
+import (
+	"runtime/debug"
 
-// buildVersion is set by the Makefile (-X main.buildVersion=...).
-var buildVersion = ""
+	"github.com/kubeproof/kubeproof/internal/buildinfo"
+)
+
+// buildVersion and buildCommit are set by the Makefile and the release
+// (-X main.buildVersion=... -X main.buildCommit=...).
+var (
+	buildVersion = ""
+	buildCommit  = ""
+)
+
+func init() { buildinfo.Set(version(), buildCommit) }
 
 func version() string {
 	if buildVersion != "" {
