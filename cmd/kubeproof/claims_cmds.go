@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/tools/claimlint"
+	"github.com/kubeproof/kubeproof/internal/tools/jsonout"
 )
 
 // selection says which claims a command works on.
@@ -183,9 +183,7 @@ func newClaimsListCommand() *cobra.Command {
 			}
 			switch output {
 			case "json":
-				enc := json.NewEncoder(os.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(cs)
+				return writeJSON(cmd.OutOrStdout(), jsonout.NewClaimList(cs))
 			case "table", "":
 				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(w, "ID\tDOCUMENT\tKIND\tCOMPONENT\tSPECS")

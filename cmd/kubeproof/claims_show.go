@@ -10,6 +10,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/tools/jsonout"
 )
 
 func newClaimsShowCommand() *cobra.Command {
@@ -33,12 +34,7 @@ func newClaimsShowCommand() *cobra.Command {
 			}
 			specs, evidence := claims.Locate(c, framework.ListSpecs(), framework.DeclaredEvidence())
 			if output == "json" {
-				return writeJSON(cmd.OutOrStdout(), struct {
-					SchemaVersion string                 `json:"schemaVersion"`
-					Claim         claims.Claim           `json:"claim"`
-					Specs         []claims.SpecPlace     `json:"specs,omitempty"`
-					Evidence      []claims.EvidencePlace `json:"evidence,omitempty"`
-				}{claimShowSchema, c, specs, evidence})
+				return writeJSON(cmd.OutOrStdout(), jsonout.ClaimShow{SchemaVersion: jsonout.ClaimShowSchema, Claim: c, Specs: specs, Evidence: evidence})
 			}
 			showClaim(cmd.OutOrStdout(), c, specs, evidence)
 			return nil

@@ -16,6 +16,7 @@ import (
 	"github.com/kubeproof/kubeproof/internal/judge"
 	"github.com/kubeproof/kubeproof/internal/report"
 	"github.com/kubeproof/kubeproof/internal/runner"
+	"github.com/kubeproof/kubeproof/internal/tools/jsonout"
 )
 
 type runOptions struct {
@@ -340,7 +341,7 @@ the differences as a JSON document (docs/ci.md).`,
 			}
 			diffs := report.Diff(runs, timing)
 			if output == "json" {
-				doc := diffJSON{SchemaVersion: diffSchema, Runs: dirs, Timing: timing, Differences: append([]report.Difference{}, diffs...)}
+				doc := jsonout.NewDiff(dirs, timing, diffs)
 				if err := writeJSON(cmd.OutOrStdout(), doc); err != nil {
 					return err
 				}

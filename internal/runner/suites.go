@@ -113,7 +113,8 @@ func Judge(reportDir string, cat *claims.Catalog, selected []claims.Claim, info 
 
 // JudgeAgain judges the finished run of report directory from again into
 // to, a report directory of its own (specs.json and cluster.json copied
-// there), or into from itself when to is from. The report says which run
+// there, the cluster info as info has it), or into from itself when to is
+// from. The report says which run
 // it judged and keeps the kubeproof that ran it.
 func JudgeAgain(from, to string, cat *claims.Catalog, selected []claims.Claim, info *cluster.Info, interrupted, refutedFails bool) (report.Report, error) {
 	prior, priorErr := report.Load(from)
@@ -121,10 +122,13 @@ func JudgeAgain(from, to string, cat *claims.Catalog, selected []claims.Claim, i
 		if err := os.MkdirAll(to, 0o755); err != nil {
 			return report.Report{}, fmt.Errorf("create report directory: %w", err)
 		}
-		for _, name := range []string{SpecsReportName, "cluster.json"} {
-			if err := copyFile(filepath.Join(from, name), filepath.Join(to, name)); err != nil {
-				return report.Report{}, fmt.Errorf("copy the run's %s: %w", name, err)
-			}
+		if err := copyFile(filepath.Join(from, SpecsReportName), filepath.Join(to, SpecsReportName)); err != nil {
+			return report.Report{}, fmt.Errorf("copy the run's %s: %w", SpecsReportName, err)
+		}
+		// Saved, not copied: the cluster info of an older release gets
+		// the schemaVersion of today's.
+		if err := info.Save(filepath.Join(to, "cluster.json")); err != nil {
+			return report.Report{}, err
 		}
 	}
 	return judgeInto(to, cat, selected, info, interrupted, refutedFails, func(r *report.Report) {
