@@ -24,7 +24,7 @@ GOFLAGS_BUILD := -trimpath -buildvcs=false
 # be safe in parallel; this also proves it). E.g. RUN_FLAGS="--document 003 -v".
 RUN_FLAGS  ?= --parallel 4
 
-.PHONY: all build dist dist-check image-check run test unit browser lint e2e e2e-kind e2e-restricted e2e-example e2e-cgroup2 test-kind faults faults-ci interrupt rounds bench matrix prepare down down-all clean junit-readers
+.PHONY: action quickstart all build dist dist-check image-check run test unit browser lint e2e e2e-kind e2e-restricted e2e-example e2e-cgroup2 test-kind faults faults-ci interrupt rounds bench matrix prepare down down-all clean junit-readers
 
 all: build
 
@@ -41,9 +41,10 @@ run: build
 ## made for the occasion, the Raft majority spec on a local cluster with three
 ## etcd members, the local provider on cgroup v2 (two guests), then the fault
 ## matrix's CI subset, kubeproof's container image and release archives
-## (as their users get them); last, the JUnit reports of those runs read by CI
-## readers' parsers
-test: lint unit browser e2e e2e-kind e2e-quorum e2e-restricted e2e-example e2e-cgroup2 faults-ci interrupt registry image-check dist-check junit-readers
+## (as their users get them), the GitHub Action and the CI recipes under act,
+## the README's quick starts as written; last, the JUnit reports of those
+## runs read by CI readers' parsers
+test: lint unit browser e2e e2e-kind e2e-quorum e2e-restricted e2e-example e2e-cgroup2 faults-ci interrupt registry image-check dist-check action quickstart junit-readers
 # The readers read the reports make test has just written, too.
 test: JUNIT_REPORTS += $(REPORT_DIR) $(REPORT_DIR)-kind $(REPORT_DIR)-quorum $(REPORT_DIR)-restricted
 
@@ -74,6 +75,10 @@ $(ACTIONLINT):
 	GOBIN=$(abspath $(TOOLS)) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 $(GOLANGCI_LINT):
 	GOBIN=$(abspath $(TOOLS)) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
+# nektos/act runs GitHub Actions workflows on this machine (make action).
+ACT            := $(TOOLS)/act
+$(ACT):
+	GOBIN=$(abspath $(TOOLS)) $(GO) install github.com/nektos/act@v0.2.89
 
 lint: $(ACTIONLINT) $(GOLANGCI_LINT)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -182,6 +187,38 @@ $(TOOLS)/junitreaders: FORCE
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $@ ./ci/junitreaders
 junit-readers: build $(TOOLS)/junitreaders
 	$(TOOLS)/junitreaders --kubeproof $(KUBEPROOF) $(JUNIT_REPORTS)
+
+## action: kubeproof's GitHub Action (action.yml) and the recipes of
+## docs/ci run by nektos/act on this machine, as GitHub's runners run them
+## (ci/actcheck): a documentation repository's lint job (and lint's exit
+## code on a broken file), the action from a checkout (built with Go), the
+## install step pinned at a release through its own path (and a tampered
+## checksum refused), docs/ci/cluster.yml against a local cluster through
+## its kubeconfig (a quoted label filter; a refuted claim, with and without
+## --fail-on-refuted; a claim in error), and docs/ci/matrix.yml for one
+## release on local and kind, joined by report merge. The release the
+## recipes pin is a stand-in: make dist of this checkout named
+## ACTION_VERSION, served on 127.0.0.1; remote actions are ci/act/stubs.
+## ACTION_CHECKS narrows it (e.g. lint,install). Logs in ACTION_DIR/runs.
+ACTION_DIR     ?= _output/action
+ACTION_VERSION ?= v0.1.0
+ACTION_CHECKS  ?=
+$(TOOLS)/actcheck: FORCE
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $@ ./ci/actcheck
+action: build $(ACT) $(TOOLS)/actcheck
+	$(MAKE) --no-print-directory dist DIST_ARCHS=$$($(GO) env GOARCH) DIST_VERSION=$(ACTION_VERSION) DIST_DIR=$(ACTION_DIR)/release/$(ACTION_VERSION)
+	$(TOOLS)/actcheck --act $(ACT) --kubeproof $(KUBEPROOF) --release $(ACTION_DIR)/release --version $(ACTION_VERSION) \
+	  --out $(ACTION_DIR)/runs $(if $(ACTION_CHECKS),--only $(ACTION_CHECKS))
+
+## quickstart: the README's quick starts run as a newcomer types them
+## (ci/quickstart): "check my cluster" against a local cluster through
+## $HOME/.kube/config, "check my document" (claims new, lint, run) in an
+## empty directory, and the CI one's lines found in the recipe make action
+## runs. Logs in _output/quickstart.
+$(TOOLS)/quickstart: FORCE
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $@ ./ci/quickstart
+quickstart: build $(TOOLS)/quickstart
+	$(TOOLS)/quickstart --bin $(BIN) --out _output/quickstart
 
 ## rounds: ROUNDS runs in a row on PROVIDER, and the verdicts that differ
 ROUNDS   ?= 10

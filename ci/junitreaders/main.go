@@ -127,7 +127,7 @@ func checkDir(ctx context.Context, r readers, kubeproof, dir string, refutedFail
 	// A report with claims in error exits 13 (kubeproof help exit-codes),
 	// having written its files all the same: those are what is checked.
 	var exit *exec.ExitError
-	if out, err := cmd.CombinedOutput(); err != nil && !(errors.As(err, &exit) && exit.ExitCode() == int(exitcode.ClaimsErrored)) {
+	if out, err := cmd.CombinedOutput(); err != nil && (!errors.As(err, &exit) || exit.ExitCode() != int(exitcode.ClaimsErrored)) {
 		return nil, fmt.Errorf("%s report --report-dir %s --overwrite --junit-refuted-as %s: %w\n%s", kubeproof, tmp, other, err, out)
 	}
 	more, err := checkFiles(ctx, r, fmt.Sprintf("%s, judged again with report --junit-refuted-as %s", dir, other), tmp, !refutedFails, true)

@@ -307,11 +307,16 @@ claims:
 `
 
 func newClaimsNewCommand() *cobra.Command {
-	var document, title string
+	var document, title, quote string
 	cmd := &cobra.Command{
 		Use:   "new FILE",
 		Short: "Write a claims file to start from, for a document",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Long: `new writes a claims file with the document's header and one claim to edit: that a created
+Pod reaches phase Running, checked by the built-in spec podflow-create. --quote puts your
+document's sentence in it as written (else a placeholder that claims lint refuses until
+you replace it). Then edit and add claims (docs/claims.md), check the file without a
+cluster with claims lint, and run it with run --claims-file.`,
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := os.Stat(args[0]); err == nil {
 				return exitcode.Errorf(exitcode.Usage, "%s exists: not overwritten", args[0])
@@ -332,7 +337,13 @@ func newClaimsNewCommand() *cobra.Command {
 			if prefix == "" {
 				prefix = "DOC"
 			}
-			content := fmt.Sprintf(claimsTemplate, document, args[0], title, prefix, claimsSchemaURL, claims.APIVersion, claims.FileKind, claimlint.ScaffoldQuote)
+			if quote == "" {
+				quote = claimlint.ScaffoldQuote
+			}
+			if strings.ContainsAny(quote, "\"\\\n") {
+				return exitcode.Errorf(exitcode.Usage, "--quote: one line without \" or \\ (write the rest in the file)")
+			}
+			content := fmt.Sprintf(claimsTemplate, document, args[0], title, prefix, claimsSchemaURL, claims.APIVersion, claims.FileKind, quote)
 			if err := os.WriteFile(args[0], []byte(content), 0o644); err != nil {
 				return exitcode.Errorf(exitcode.Usage, "write %s: %v", args[0], err)
 			}
@@ -342,5 +353,6 @@ func newClaimsNewCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&document, "document", "", "the document's file name (default: FILE's name with .md)")
 	cmd.Flags().StringVar(&title, "title", "", "the document's title")
+	cmd.Flags().StringVar(&quote, "quote", "", "the sentence of the document the first claim quotes, as written (default: a placeholder to replace)")
 	return cmd
 }
