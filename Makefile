@@ -11,9 +11,9 @@ GO         ?= go
 BIN        := _output/bin
 REPORT_DIR ?= _output/report
 VERSION    ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
-# The commit kubeproof was built from: reports record it (claims.json).
-COMMIT     ?= $(shell git rev-parse HEAD 2>/dev/null)
+COMMIT     ?= $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 KUBEPROOF  := $(BIN)/kubeproof
+BUILDINFO  := github.com/kubeproof/kubeproof/internal/buildinfo
 # The programs packed into images (those of cmd/, and the node programs
 # behind provisioning's door) are built without version stamps (nor VCS
 # data): an unchanged program gives the same binary at every commit, so image
@@ -31,7 +31,7 @@ all: build
 ## build: the kubeproof CLI and the programs packed into its images
 build:
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -ldflags "-s -w" -o $(BIN)/ $(PROGRAMS)
-	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -ldflags "-s -w -X main.buildVersion=$(VERSION) -X main.buildCommit=$(COMMIT)" -o $(BIN)/ ./cmd/kubeproof
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -ldflags "-s -w -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT)" -o $(BIN)/ ./cmd/kubeproof
 
 ## run: the main job
 run: build
@@ -197,8 +197,10 @@ junit-readers: build $(TOOLS)/junitreaders
 ## its kubeconfig (a quoted label filter; a refuted claim, with and without
 ## --fail-on-refuted; a claim in error), and docs/ci/matrix.yml for one
 ## release on local and kind, joined by report merge. The release the
-## recipes pin is a stand-in: make dist of this checkout named
-## ACTION_VERSION, served on 127.0.0.1; remote actions are ci/act/stubs.
+## recipes pin is a stand-in: this checkout built (make build) as
+## ACTION_VERSION, packed as a release packs it (kubeproof and its images'
+## programs at the archive's top, SHA256SUMS), served on 127.0.0.1; remote
+## actions are ci/act/stubs.
 ## ACTION_CHECKS narrows it (e.g. lint,install). Logs in ACTION_DIR/runs.
 ACTION_DIR     ?= _output/action
 ACTION_VERSION ?= v0.1.0
@@ -206,7 +208,12 @@ ACTION_CHECKS  ?=
 $(TOOLS)/actcheck: FORCE
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $@ ./ci/actcheck
 action: build $(ACT) $(TOOLS)/actcheck
-	$(MAKE) --no-print-directory dist DIST_ARCHS=$$($(GO) env GOARCH) DIST_VERSION=$(ACTION_VERSION) DIST_DIR=$(ACTION_DIR)/release/$(ACTION_VERSION)
+	rm -rf $(ACTION_DIR)/stage $(ACTION_DIR)/release && mkdir -p $(ACTION_DIR)/release/$(ACTION_VERSION)
+	$(MAKE) --no-print-directory build BIN=$(ACTION_DIR)/stage VERSION=$(ACTION_VERSION)
+	cp README.md LICENSE $(ACTION_DIR)/stage/
+	tar -C $(ACTION_DIR)/stage --sort=name --owner=0 --group=0 --numeric-owner -czf \
+	  $(ACTION_DIR)/release/$(ACTION_VERSION)/kubeproof-$(ACTION_VERSION)-linux-$$($(GO) env GOARCH).tar.gz .
+	cd $(ACTION_DIR)/release/$(ACTION_VERSION) && sha256sum *.tar.gz > SHA256SUMS
 	$(TOOLS)/actcheck --act $(ACT) --kubeproof $(KUBEPROOF) --release $(ACTION_DIR)/release --version $(ACTION_VERSION) \
 	  --out $(ACTION_DIR)/runs $(if $(ACTION_CHECKS),--only $(ACTION_CHECKS))
 
@@ -263,7 +270,7 @@ dist:
 	set -e; for arch in $(DIST_ARCHS); do \
 	  name=kubeproof-$(DIST_VERSION)-linux-$$arch; dir=$(DIST_DIR)/$$name; mkdir -p $$dir; \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(GOFLAGS_BUILD) -ldflags "-s -w" -o $$dir/ $(PROGRAMS); \
-	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(GOFLAGS_BUILD) -ldflags "-s -w -X main.buildVersion=$(DIST_VERSION) -X main.buildCommit=$(COMMIT)" -o $$dir/ ./cmd/kubeproof; \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(GOFLAGS_BUILD) -ldflags "-s -w -X $(BUILDINFO).version=$(DIST_VERSION) -X $(BUILDINFO).commit=$(COMMIT)" -o $$dir/ ./cmd/kubeproof; \
 	  cp README.md LICENSE $$dir/; \
 	  tar -C $(DIST_DIR) --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -czf $$dir.tar.gz $$name; \
 	  rm -rf $$dir; \

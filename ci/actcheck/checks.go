@@ -33,12 +33,14 @@ func one(c *checks, r *actRun, s string) string {
 	return js[0]
 }
 
+// headCommit is this checkout's commit as `kubeproof version` shows it
+// (its first 12 hex digits).
 func headCommit() string {
 	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
 	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(string(out))
+	return strings.TrimSpace(string(out))[:12]
 }
 
 // checkLint: a documentation repository's lint job installs the release

@@ -21,8 +21,9 @@
 //     last job's merged page of both.
 //
 // The release the recipes pin (kubeproof/kubeproof@VERSION) is this checkout
-// (act --local-repository), its release archives a stand-in: make dist of
-// this checkout named VERSION, served on 127.0.0.1. Remote actions are the
+// (act --local-repository), its release archive a stand-in: this checkout
+// built as VERSION and packed as a release packs it (make action), served on
+// 127.0.0.1. Remote actions are the
 // stand-ins of ci/act/stubs. Each act run's log is kept in OUT/<run>.
 //
 //	actcheck --act BIN --kubeproof BIN --release DIR [--version v0.1.0] [--out DIR] [--only a,b]
@@ -62,7 +63,7 @@ func run() int {
 	fs := flag.NewFlagSet("actcheck", flag.ContinueOnError)
 	act := fs.String("act", "_output/tools/act", "nektos/act")
 	kubeproof := fs.String("kubeproof", "_output/bin/kubeproof", "the kubeproof of this checkout (brings the cluster of the cluster checks up and down)")
-	release := fs.String("release", "", "a directory holding VERSION/: the release archives, SHA256SUMS (make dist)")
+	release := fs.String("release", "", "a directory holding VERSION/: the release archive and its SHA256SUMS")
 	version := fs.String("version", "v0.1.0", "the release the recipes pin the action at")
 	out := fs.String("out", "_output/action", "where each act run's log and records go")
 	only := fs.String("only", "", "run only these checks (comma-separated: lint, source, install, cluster, matrix)")

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/internal/buildinfo"
 	"github.com/kubeproof/kubeproof/internal/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
@@ -149,26 +148,6 @@ func newPrepareCommand(o *options) *cobra.Command {
 	f := cmd.Flags()
 	clusterflags.Releases(f, o, "Kubernetes release to build", "etcd release to build")
 	return cmd
-}
-
-func newVersionCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print kubeproof's version and the Kubernetes version it runs by default",
-		Args:  usageArgs(cobra.NoArgs),
-		Run: func(*cobra.Command, []string) {
-			fmt.Println(versionLine())
-		},
-	}
-}
-
-// versionLine is what `kubeproof version` and `kubeproof --version` print.
-func versionLine() string {
-	commit := buildinfo.Current().Commit
-	if commit == "" {
-		commit = "unknown"
-	}
-	return fmt.Sprintf("kubeproof %s (commit %s; %s by default)", version(), commit, clusterflags.DefaultReleases())
 }
 
 func shellQuote(s string) string {
