@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -180,5 +181,36 @@ func TestOutputIsAFormat(t *testing.T) {
 	walk(newRootCommand())
 	if n < 5 {
 		t.Errorf("found -o on %d commands", n)
+	}
+}
+
+// An error line carries no colour codes when NO_COLOR is set (and not on
+// a pipe either): Ginkgo's label filter errors are coloured.
+func TestErrorLineWithoutColour(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := os.Stderr
+	os.Stderr = w
+	code := exitWith(context.Background(), exitcode.Errorf(exitcode.Usage, "--label-filter %q: \x1b[1m\x1b[38;5;9mSyntax Error\x1b[0m", "&&"))
+	os.Stderr = stderr
+	w.Close()
+	out, _ := io.ReadAll(r)
+	if code != exitcode.Usage || strings.Contains(string(out), "\x1b[") || !strings.Contains(string(out), "Syntax Error") {
+		t.Errorf("exit %d, stderr %q", code, out)
+	}
+}
+
+// --no-color sets NO_COLOR for the processes kubeproof starts (Ginkgo's
+// spec processes read it).
+func TestNoColorFlag(t *testing.T) {
+	t.Setenv("NO_COLOR", "")
+	if code := exitFor("--no-color", "claims", "list", "--document", "000"); code != exitcode.OK {
+		t.Fatalf("exit %d", code)
+	}
+	if os.Getenv("NO_COLOR") != "1" {
+		t.Errorf("NO_COLOR=%q after --no-color", os.Getenv("NO_COLOR"))
 	}
 }
