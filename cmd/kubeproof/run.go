@@ -43,8 +43,10 @@ func newRunCommand(o *options) *cobra.Command {
 cluster up first unless it is already up, and removes it afterwards unless --keep is
 given (a cluster that was already up is left as it was). Reports go to --report-dir.
 
-Exit code 0 means every selected spec ran and passed; 1 means a spec failed; other
-codes mean kubeproof itself could not do its job (see kubeproof --help).`,
+Exit code 0 means every selected spec ran and passed and no claim is an error; 13 that
+a claim is an error (kubeproof could not decide it: always a failure); 1 that a spec
+failed; 10, with --fail-on-refuted, that a claim was refuted; other codes that kubeproof
+itself could not do its job (kubeproof help exit-codes).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, o, r) },
 	}
