@@ -44,6 +44,10 @@ type actRun struct {
 	stubDir string              // $ACT_STUB_DIR: what the stand-ins recorded
 }
 
+func newRun(name, stubDir string) *actRun {
+	return &actRun{name: name, jobs: map[string]string{}, exits: map[string][]int{}, msgs: map[string][]string{}, stubDir: stubDir}
+}
+
 // actLine is one line of act --json.
 type actLine struct {
 	Job       string         `json:"job"`
@@ -95,7 +99,7 @@ func (a actRunner) run(ctx context.Context, name, workflow, event string, extra 
 		return nil, err
 	}
 	cmd.Stderr = log
-	r := &actRun{name: name, jobs: map[string]string{}, exits: map[string][]int{}, msgs: map[string][]string{}, stubDir: stub}
+	r := newRun(name, stub)
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start act: %w", err)
@@ -109,20 +113,8 @@ func (a actRunner) run(ctx context.Context, name, workflow, event string, extra 
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
 		fmt.Fprintln(log, sc.Text())
-		var l actLine
-		if json.Unmarshal(sc.Bytes(), &l) != nil || l.Job == "" {
-			continue
-		}
-		job := jobName(l)
-		msg := strings.TrimRight(l.Msg, "\n")
-		fmt.Fprintf(text, "[%s] %s\n", job, msg)
-		r.msgs[job] = append(r.msgs[job], msg)
-		if l.JobResult != "" {
-			r.jobs[job] = l.JobResult
-		}
-		if m := runExited.FindStringSubmatch(msg); m != nil {
-			n, _ := strconv.Atoi(m[1]) // \d+
-			r.exits[job] = append(r.exits[job], n)
+		if job, msg, ok := r.read(sc.Bytes()); ok {
+			fmt.Fprintf(text, "[%s] %s\n", job, msg)
 		}
 	}
 	err = cmd.Wait()
@@ -131,6 +123,27 @@ func (a actRunner) run(ctx context.Context, name, workflow, event string, extra 
 		r.code, err = ee.ExitCode(), nil
 	}
 	return r, err
+}
+
+// read takes in a line of act --json: a job's message (ok), with the
+// job's result when it ends and the exit code its run step logs; other
+// lines (act's own) are not a job's.
+func (r *actRun) read(line []byte) (job, msg string, ok bool) {
+	var l actLine
+	if json.Unmarshal(line, &l) != nil || l.Job == "" {
+		return "", "", false
+	}
+	job = jobName(l)
+	msg = strings.TrimRight(l.Msg, "\n")
+	r.msgs[job] = append(r.msgs[job], msg)
+	if l.JobResult != "" {
+		r.jobs[job] = l.JobResult
+	}
+	if m := runExited.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1]) // \d+
+		r.exits[job] = append(r.exits[job], n)
+	}
+	return job, msg, true
 }
 
 // jobName is a job's name with its matrix values: suites(kind,v1.37.2).
@@ -193,7 +206,7 @@ func copyAction(repo, dir string) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
-	return filepath.WalkDir(filepath.Join(repo, "action"), func(path string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(filepath.Join(repo, "action"), func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -203,6 +216,10 @@ func copyAction(repo, dir string) error {
 		}
 		return copyFile(path, filepath.Join(dir, rel))
 	})
+	if err != nil {
+		return err
+	}
+	return copyFile(filepath.Join(repo, "action.yml"), filepath.Join(dir, "action.yml"))
 }
 
 func copyFile(from, to string) error {

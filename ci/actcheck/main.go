@@ -86,11 +86,7 @@ func run() int {
 	}
 	defer releases.close()
 	a := actRunner{act: abs(*act), repo: repo, action: filepath.Join(abs(*out), "action"), version: *version, release: releases.url + "/good", out: abs(*out)}
-	err = copyAction(repo, a.action)
-	if err == nil {
-		err = copyFile(filepath.Join(repo, "action.yml"), filepath.Join(a.action, "action.yml"))
-	}
-	if err != nil {
+	if err := copyAction(repo, a.action); err != nil {
 		fmt.Fprintln(os.Stderr, "actcheck: copy the action:", err)
 		return 1
 	}

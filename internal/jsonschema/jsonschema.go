@@ -2,14 +2,14 @@
 // itself, as encoding/json encodes it, so that a shipped schema cannot
 // drift from what the code reads or writes: a test fails when the file in
 // schemas/ is not the one generated here. It serves the claims file's
-// schema (framework/claims/claimschema) and those of kubeproof's JSON
+// schema (claims/claimschema) and those of kubeproof's JSON
 // outputs (internal/tools/jsonout), and checks documents against a shipped
 // schema in tests (Validate).
 //
 // Descriptions come from the types' doc comments and enums from their typed
-// string constants, both read from the Go source of the module, so that an
-// editor or a reader of the schema sees a field explained in the words the
-// code uses.
+// string constants, both read from the Go source of the module (package
+// sourcedoc, the one reader of doc comments), so that an editor or a reader
+// of the schema sees a field explained in the words the code uses.
 package jsonschema
 
 import (
@@ -20,6 +20,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kubeproof/kubeproof/internal/sourcedoc"
 )
 
 // Module is the Go module whose source is read for comments and enums.
@@ -69,9 +71,9 @@ type Options struct {
 // read for their comments and constants.
 func Generate(root string, v any, o Options) ([]byte, error) {
 	t := reflect.TypeOf(v)
-	src, err := readSource(root, t)
-	if err != nil {
-		return nil, err
+	src := sourcedoc.New(root, Module)
+	if err := src.ReadTypes(t); err != nil {
+		return nil, fmt.Errorf("read the source of %s: %w", t, err)
 	}
 	g := &generator{src: src, defs: map[string]*Schema{}, names: map[reflect.Type]string{}, opts: o}
 	top := g.object(t)
@@ -98,7 +100,7 @@ func Generate(root string, v any, o Options) ([]byte, error) {
 }
 
 type generator struct {
-	src   *source
+	src   *sourcedoc.Source
 	defs  map[string]*Schema
 	names map[reflect.Type]string
 	opts  Options
@@ -124,9 +126,9 @@ func (g *generator) ref(t reflect.Type) *Schema {
 // object is the schema of a struct: its fields by their JSON names, those
 // encoded even when empty required.
 func (g *generator) object(t reflect.Type) *Schema {
-	s := &Schema{Type: "object", Description: g.src.docs[key(t, "")], Properties: map[string]*Schema{}, Additional: false}
+	s := &Schema{Type: "object", Description: g.src.Types[sourcedoc.Key(t)].Text, Properties: map[string]*Schema{}, Additional: false}
 	fields := reflect.VisibleFields(t)
-	for _, f := range oneOf(t) {
+	for _, f := range sourcedoc.OneOf(t) {
 		f.Tag += ` schema:"oneof"`
 		fields = append(fields, f)
 	}
@@ -140,11 +142,11 @@ func (g *generator) object(t reflect.Type) *Schema {
 			s.OneOf = append(s.OneOf, &Schema{Required: []string{name}})
 		}
 		p := g.value(f.Type, !omit)
-		d := g.src.docs[key(t, f.Name)]
+		d := g.src.Fields[sourcedoc.Key(t, f.Name)].Text
 		if d == "" {
 			// A field a method lists (an observer's kind) is documented
 			// by its type.
-			d = g.src.docs[key(deref(f.Type), "")]
+			d = g.src.Types[sourcedoc.Key(deref(f.Type))].Text
 		}
 		if d != "" {
 			if p.Ref != "" {
@@ -199,13 +201,14 @@ func (g *generator) value(t reflect.Type, always bool) *Schema {
 		return g.ref(t)
 	case reflect.Slice, reflect.Array:
 		if t.Elem().Kind() == reflect.Uint8 {
-			return &Schema{Type: "string"} // encoding/json writes []byte as base64
+			// encoding/json writes []byte as base64, and a nil one as null.
+			return nullable(&Schema{}, "string")
 		}
 		return nullable(&Schema{Items: g.value(t.Elem(), false)}, "array")
 	case reflect.Map:
 		return nullable(&Schema{Additional: g.value(t.Elem(), false)}, "object")
 	case reflect.String:
-		return &Schema{Type: "string", Enum: g.src.enums[key(t, "")]}
+		return &Schema{Type: "string", Enum: g.src.Enums[sourcedoc.Key(t)]}
 	case reflect.Bool:
 		return &Schema{Type: "boolean"}
 	case reflect.Float32, reflect.Float64:
@@ -215,15 +218,6 @@ func (g *generator) value(t reflect.Type, always bool) *Schema {
 		return &Schema{Type: "integer"}
 	}
 	return &Schema{}
-}
-
-// oneOf are the fields t's OneOf method lists: keys of which an object of
-// t takes exactly one, decoded by t itself (a probe observer's kinds).
-func oneOf(t reflect.Type) []reflect.StructField {
-	if o, ok := reflect.Zero(t).Interface().(interface{ OneOf() []reflect.StructField }); ok {
-		return o.OneOf()
-	}
-	return nil
 }
 
 func deref(t reflect.Type) reflect.Type {
@@ -249,14 +243,4 @@ func jsonName(f reflect.StructField) (name string, omitempty, ok bool) {
 	}
 	o := strings.Split(opts, ",")
 	return name, slices.Contains(o, "omitempty") || slices.Contains(o, "omitzero"), true
-}
-
-// key names a type ("claims.Claim") or one of its fields
-// ("claims.Claim.Quote") in source.
-func key(t reflect.Type, field string) string {
-	k := t.String()
-	if field != "" {
-		k += "." + field
-	}
-	return k
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/internal/jsonschema"
 	"github.com/kubeproof/kubeproof/internal/progress"
 )

@@ -6,8 +6,9 @@
 package jsonout
 
 import (
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/speclink"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/internal/report"
 	"github.com/kubeproof/kubeproof/internal/runner"
 )
@@ -108,10 +109,10 @@ func NewDiff(dirs []string, timing bool, diffs []report.Difference) Diff {
 type ClaimShow struct {
 	// SchemaVersion names this document's shape; within a version fields
 	// are only added.
-	SchemaVersion string                 `json:"schemaVersion"`
-	Claim         claims.Claim           `json:"claim"`
-	Specs         []claims.SpecPlace     `json:"specs,omitempty"`
-	Evidence      []claims.EvidencePlace `json:"evidence,omitempty"`
+	SchemaVersion string                   `json:"schemaVersion"`
+	Claim         claims.Claim             `json:"claim"`
+	Specs         []speclink.SpecPlace     `json:"specs,omitempty"`
+	Evidence      []speclink.EvidencePlace `json:"evidence,omitempty"`
 }
 
 // ClaimList is `kubeproof claims list -o json`: the selected claims.
