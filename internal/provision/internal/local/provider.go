@@ -110,6 +110,9 @@ func (p *Provider) info(bin binaries.Set) *cluster.Info {
 		// commands run here, in the node's network namespace.
 		NodeExec:    &cluster.NodeExecSpec{Prefix: []string{"ip", "netns", "exec", l.netns()}},
 		CNITraceLog: l.cniTraceLog(),
+		// The node keeps everything below the cluster's own directories.
+		NodeLayout: &cluster.NodeLayout{CNIConfDir: l.cniConfDir(), CNIBinDir: l.cniBinDir(), KubeletRoot: l.kubeletRoot(),
+			PodLogDir: l.podLogs(), StaticPodDir: l.staticPods(), ContainerdRoot: l.containerdRoot()},
 		Endpoints: map[string]string{
 			ControllerManager: "https://" + net.JoinHostPort(nw.hostIP.String(), strconv.Itoa(c.ControllerManagerPort)),
 			Scheduler:         "https://" + net.JoinHostPort(nw.hostIP.String(), strconv.Itoa(c.SchedulerPort)),
