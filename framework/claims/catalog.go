@@ -443,6 +443,7 @@ func (c *Catalog) Validate() error {
 		}
 		probes[p.ID] = true
 		errs = append(errs, p.validate()...)
+		errs = append(errs, p.validateCluster()...)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid claims catalog:\n  %s", strings.Join(errs, "\n  "))

@@ -33,6 +33,11 @@ type Probe struct {
 	Requires []cluster.Capability `json:"requires,omitempty"`
 	// Timeout bounds the whole probe (default 3m).
 	Timeout string `json:"timeout,omitempty"`
+	// Scope is namespace (default) or cluster: a probe that makes
+	// cluster-scoped objects, or stops, restarts or adds components, says
+	// cluster; it then runs alone, its cleanup removes what it made, and it
+	// runs only on a cluster nobody else uses (Disposable).
+	Scope Scope `json:"scope,omitempty"`
 	// Observe are the observers, started before the first step in the
 	// order given and stopped after the last.
 	Observe []Observer `json:"observe,omitempty"`
@@ -143,6 +148,19 @@ type Step struct {
 	// StartComponent starts a component a StopComponent step stopped and
 	// waits until it is healthy.
 	StartComponent string `json:"startComponent,omitempty" schema:"oneof"`
+	// RestartComponent restarts a component with other flags, feature
+	// gates or configuration (scope: cluster); it is put back when the
+	// probe ends, or by a RestoreComponent step.
+	RestartComponent *ComponentRestart `json:"restartComponent,omitempty" schema:"oneof"`
+	// RestoreComponent restarts a component a RestartComponent step
+	// changed as it was, and waits until it is healthy.
+	RestoreComponent string `json:"restoreComponent,omitempty" schema:"oneof"`
+	// AddComponent runs a second instance of a component (a scheduler of
+	// another name) until the probe ends (scope: cluster).
+	AddComponent *ExtraComponent `json:"addComponent,omitempty" schema:"oneof"`
+	// Signal sends a signal to a container or a Pod's sandbox through the
+	// node's container runtime (needs NodeExec).
+	Signal *Signal `json:"signal,omitempty" schema:"oneof"`
 }
 
 // StopsComponents reports whether the probe stops a component (and must
@@ -331,13 +349,14 @@ func (p Probe) validate() []string {
 		}
 		seen[name] = true
 		n := 0
-		for _, set := range []bool{s.Apply != nil, s.Patch != nil, s.Delete != nil, s.Wait != nil, s.Kubectl != nil, s.Exec != nil, s.StopComponent != "", s.StartComponent != ""} {
+		for _, set := range []bool{s.Apply != nil, s.Patch != nil, s.Delete != nil, s.Wait != nil, s.Kubectl != nil, s.Exec != nil, s.StopComponent != "", s.StartComponent != "",
+			s.RestartComponent != nil, s.RestoreComponent != "", s.AddComponent != nil, s.Signal != nil} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			bad("step %s: give exactly one of apply, patch, delete, wait, kubectl, exec, stopComponent, startComponent", name)
+			bad("step %s: give exactly one of apply, patch, delete, wait, kubectl, exec, stopComponent, startComponent, restartComponent, restoreComponent, addComponent, signal", name)
 			continue
 		}
 		for _, c := range []string{s.StopComponent, s.StartComponent} {

@@ -50,8 +50,9 @@ type run struct {
 	env   *observer.Env
 	obs   map[string]observer.Recorder
 	steps map[string]claims.StepResult
-	// started starts again the components a step stopped.
-	started map[string]func(context.Context) error
+	// started starts again the components a step stopped; restored
+	// restarts as they were those a step restarted with a change.
+	started, restored map[string]func(context.Context) error
 }
 
 // Run runs p in f's namespace: it starts the observers, takes the steps
@@ -64,17 +65,21 @@ func Run(ctx context.Context, f *framework.Framework, p claims.LoadedProbe) {
 	ctx, cancel := context.WithTimeout(ctx, framework.Scale(timeout))
 	defer cancel()
 
+	refused := refusedScope(f, p)
 	for _, c := range p.Requires {
-		if !f.Cluster.Has(c) {
-			reason := fmt.Sprintf("probe %s requires %s: %s", p.ID, c, f.Cluster.Missing(c))
-			for _, d := range p.Evidence(claims.Source{}) {
-				framework.ProbeUnobservable(d.Name, reason)
-			}
-			return
+		if refused == "" && !f.Cluster.Has(c) {
+			refused = fmt.Sprintf("probe %s requires %s: %s", p.ID, c, f.Cluster.Missing(c))
 		}
 	}
-	r := &run{f: f, p: p, obs: map[string]observer.Recorder{}, steps: map[string]claims.StepResult{}, started: map[string]func(context.Context) error{}}
-	r.env = &observer.Env{Client: f.Client, Namespace: f.Namespace, Cluster: f.Cluster,
+	if refused != "" {
+		for _, d := range p.Evidence(claims.Source{}) {
+			framework.ProbeUnobservable(d.Name, refused)
+		}
+		return
+	}
+	r := &run{f: f, p: p, obs: map[string]observer.Recorder{}, steps: map[string]claims.StepResult{},
+		started: map[string]func(context.Context) error{}, restored: map[string]func(context.Context) error{}}
+	r.env = &observer.Env{Client: f.Client, RESTConfig: f.RESTConfig, Namespace: f.Namespace, Cluster: f.Cluster,
 		APITimeout: framework.Timeout.API, AuditTimeout: framework.Timeout.Audit}
 	r.env.Dynamic, err = dynamic.NewForConfig(f.RESTConfig)
 	framework.ExpectNoError(err, "dynamic client")
@@ -168,6 +173,18 @@ func (r *run) step(ctx context.Context, s claims.Step) (res stepResult, err erro
 		r.started[s.StopComponent] = r.f.StopComponent(ctx, s.StopComponent)
 	case s.StartComponent != "":
 		err = r.started[s.StartComponent](ctx)
+	case s.RestartComponent != nil:
+		err = r.restartComponent(ctx, s.RestartComponent)
+	case s.RestoreComponent != "":
+		if restore, ok := r.restored[s.RestoreComponent]; ok {
+			err = restore(ctx)
+		} else {
+			err = fmt.Errorf("%s was not restarted by an earlier step", s.RestoreComponent)
+		}
+	case s.AddComponent != nil:
+		err = r.f.StartExtraComponent(ctx, s.AddComponent.Component, s.AddComponent.Name, s.AddComponent.Args)
+	case s.Signal != nil:
+		err = r.signal(ctx, s.Signal)
 	case s.Exec != nil:
 		res.Code, res.Message, err = r.kubectl(ctx, s.As, append(append([]string{"exec", s.Exec.Pod}, containerArg(s.Exec.Container)...), append([]string{"--"}, s.Exec.Command...)...))
 	}
@@ -227,9 +244,14 @@ func (r *run) apply(ctx context.Context, a *claims.Apply) (int, error) {
 		if err != nil {
 			return code, err
 		}
+		created, err := r.clusterScoped(&obj, ri)
+		if err != nil {
+			return code, err
+		}
 		if _, err := ri.Create(ctx, &obj, metav1.CreateOptions{}); err != nil {
 			return code, fmt.Errorf("create %s %s: %w", obj.GetKind(), obj.GetName(), err)
 		}
+		created()
 		code = 201
 	}
 	return code, nil

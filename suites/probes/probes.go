@@ -37,8 +37,9 @@ var _ = ginkgo.Describe("probes of claims files", func() {
 			labels = append(labels, claims.ClaimLabelPrefix+id)
 		}
 		args := []any{labels}
-		if p.StopsComponents() {
-			// A stopped component disturbs every other spec.
+		if p.RunsAlone() {
+			// A stopped or restarted component, or a change of the whole
+			// cluster, disturbs every other spec.
 			args = append(args, ginkgo.Serial)
 		}
 		ginkgo.It(p.Description, append(args, func(ctx ginkgo.SpecContext) {
