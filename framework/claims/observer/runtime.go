@@ -35,6 +35,9 @@ type RuntimeEvidence struct {
 	// Images are the names of the node's images after the last step it was
 	// read after, sorted.
 	Images []string `json:"images"`
+	// ReadAfter names the steps after which the runtime was asked (not
+	// before the Pod was on a node).
+	ReadAfter []string `json:"readAfter"`
 }
 
 // RuntimeContainer is a sandbox or a container as the runtime holds it.
@@ -73,6 +76,8 @@ func (r *Runtime) Explain(n string, put Explainer) {
 	put(n+".count", "How many sandboxes and containers it has had in all.")
 	put(n+".images", "The names of the node's images when last read, sorted.")
 	put(n+".images.0", "One image's name.")
+	put(n+".readAfter", "The steps after which the runtime was asked (once the Pod was on a node).")
+	put(n+".readAfter.0", "One step's name.")
 }
 
 type runtimeRecorder struct {
@@ -80,7 +85,7 @@ type runtimeRecorder struct {
 	place  placeTracker
 	seen   map[string]noderuntime.Container
 	images []string
-	read   bool
+	read   []string
 	err    error
 }
 
@@ -88,7 +93,7 @@ func (r *Runtime) Start(_ context.Context, env *Env) (Recorder, error) {
 	return &runtimeRecorder{env: env, place: placeTracker{where: Where{Pod: r.Pod}}, seen: map[string]noderuntime.Container{}}, nil
 }
 
-func (rr *runtimeRecorder) AfterStep(ctx context.Context, _ string) {
+func (rr *runtimeRecorder) AfterStep(ctx context.Context, step string) {
 	if rr.err != nil {
 		return
 	}
@@ -110,14 +115,14 @@ func (rr *runtimeRecorder) AfterStep(ctx context.Context, _ string) {
 	if rr.images, err = noderuntime.Images(ctx, rr.env.Cluster, node); err != nil {
 		rr.err = fmt.Errorf("ask the runtime of node %s for its images: %w", node, err)
 	}
-	rr.read = true
+	rr.read = append(rr.read, step)
 }
 
 func (rr *runtimeRecorder) Evidence() (any, error) {
 	if rr.err != nil {
 		return nil, rr.err
 	}
-	if !rr.read {
+	if len(rr.read) == 0 {
 		return nil, fmt.Errorf("the runtime was never asked: Pod %s was on no node after any step", rr.place.where.Pod)
 	}
 	all := make([]noderuntime.Container, 0, len(rr.seen))
@@ -125,7 +130,7 @@ func (rr *runtimeRecorder) Evidence() (any, error) {
 		all = append(all, c)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].CreatedAt.Before(all[j].CreatedAt) })
-	ev := RuntimeEvidence{Containers: []RuntimeContainer{}, Kinds: []string{}, Names: []string{}, Images: slices.Clip(rr.images)}
+	ev := RuntimeEvidence{Containers: []RuntimeContainer{}, Kinds: []string{}, Names: []string{}, Images: slices.Clip(rr.images), ReadAfter: rr.read}
 	if ev.Images == nil {
 		ev.Images = []string{}
 	}
