@@ -386,6 +386,8 @@ func (p Probe) validate() []string {
 				c.Evidence = s.Wait.Observer + ".last." + s.Wait.Field
 				if err := c.validate(); err != nil {
 					bad("step %s: wait: %v", name, err)
+				} else if c.Relative() {
+					bad("step %s: wait: a condition holds the field to a value written in it: %s reads other evidence, which a wait does not have (compare it in a claim)", name, c.Want())
 				}
 			}
 			if _, err := ParseTimeout(s.Wait.Timeout, time.Minute); err != nil {

@@ -2,6 +2,7 @@ package judge
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/kubeproof/kubeproof/framework/claims"
@@ -18,21 +19,70 @@ type Observation struct {
 	Observed any    `json:"observed"`
 	Found    bool   `json:"found"`
 	Holds    bool   `json:"holds"`
+	// Minus is the evidence subtracted from Evidence (Observed is then the
+	// difference), with its value.
+	Minus      string `json:"minus,omitempty"`
+	MinusValue any    `json:"minusValue,omitempty"`
+	// Other is the evidence the expectation compares with (sameAs,
+	// before...), with its value.
+	Other      string `json:"other,omitempty"`
+	OtherValue any    `json:"otherValue,omitempty"`
+	// Absent says why the evidence has no value at its path although its
+	// spec recorded it and ended ("pod.values.phase has 2 elements: none
+	// at 3"): the expectation is held to null.
+	Absent string `json:"absent,omitempty"`
+	// Detail is what the evidence beside a failing value says of it: a
+	// step's reason and message beside its failing code.
+	Detail string `json:"detail,omitempty"`
 }
 
 // String renders the observation for reports.
 func (o Observation) String() string {
 	if !o.Found {
-		return fmt.Sprintf("%s: not observed (want %s)", o.Evidence, o.Want)
+		return fmt.Sprintf("%s: not observed (want %s)", o.lhs(), o.Want)
 	}
 	if o.Context {
-		return fmt.Sprintf("· %s = %s", o.Evidence, show(o.Observed))
+		return "· " + o.value()
 	}
 	mark := "✓"
 	if !o.Holds {
 		mark = "✗"
 	}
-	return fmt.Sprintf("%s %s = %s (want %s)", mark, o.Evidence, show(o.Observed), o.Want)
+	s := fmt.Sprintf("%s %s (want %s)", mark, o.value(), o.want())
+	if o.Detail != "" {
+		s += "; " + o.Detail
+	}
+	return s
+}
+
+// lhs is the evidence the observation holds: a path, or a difference.
+func (o Observation) lhs() string {
+	if o.Minus != "" {
+		return o.Evidence + " − " + o.Minus
+	}
+	return o.Evidence
+}
+
+// value is the evidence and what it was: "pod.last.phase = \"Running\"",
+// "a.at − b.at = 1200 (b.at = 300)", "x.3 is absent (...)".
+func (o Observation) value() string {
+	if o.Absent != "" {
+		return o.lhs() + " is absent (" + o.Absent + ")"
+	}
+	s := o.lhs() + " = " + show(o.Observed)
+	if o.Minus != "" {
+		s += " (" + o.Minus + " = " + show(o.MinusValue) + ")"
+	}
+	return s
+}
+
+// want is the expectation, with the value of the evidence it compares
+// with.
+func (o Observation) want() string {
+	if o.Other == "" {
+		return o.Want
+	}
+	return o.Want + " = " + show(o.OtherValue)
 }
 
 // Result is a claim with its verdict and why.
@@ -120,6 +170,7 @@ func judgeFacts(c claims.Claim, specs map[string]SpecResult, info *cluster.Info)
 	}
 	// What was observed contradicts the claim (even if a spec stopped
 	// before it observed the rest). Does it hold under a condition?
+	var notUnder []string
 	for _, alt := range c.Conditional {
 		altObs, altMissing := evaluate(alt.Expect, ran)
 		switch {
@@ -140,8 +191,17 @@ func judgeFacts(c claims.Claim, specs map[string]SpecResult, info *cluster.Info)
 			r.Reason = fmt.Sprintf("in general %s; whether it holds %s was not observed: %s", joinObs(obs, false), alt.Condition, why)
 			return r
 		}
+		// The condition did not hold either: what was seen of it stays in
+		// the reason, so that a reader sees why it is no answer.
+		r.Observations = append(r.Observations, altObs...)
+		if failed := joinObs(altObs, false); failed != "" {
+			notUnder = append(notUnder, fmt.Sprintf("nor %s: %s", alt.Condition, failed))
+		}
 	}
 	r.Verdict, r.Reason = Refuted, "the cluster did otherwise: "+joinObs(obs, false)
+	if len(notUnder) > 0 {
+		r.Reason += "; " + strings.Join(notUnder, "; ")
+	}
 	return r
 }
 
@@ -170,23 +230,122 @@ func failing(obs []Observation) []Observation {
 func evaluate(exps []claims.Expectation, specs []SpecResult) ([]Observation, string) {
 	var obs []Observation
 	missing := ""
+	miss := func(path string) {
+		if missing == "" {
+			missing = path
+		}
+	}
 	for _, e := range exps {
-		o := Observation{Evidence: e.Evidence, Says: e.Says, Want: e.Want()}
-		for _, s := range specs {
-			if e.Spec != "" && s.ID != e.Spec {
+		o := Observation{Evidence: e.Evidence, Says: e.Says, Want: e.Want(), Minus: e.Minus, Other: e.Other()}
+		main := find(specs, e.Spec, e.Evidence)
+		if !main.recorded {
+			miss(e.Evidence)
+			obs = append(obs, o)
+			continue
+		}
+		v, absent := main.v, main.absent
+		if e.Minus != "" {
+			m := find(specs, e.Spec, e.Minus)
+			if !m.recorded {
+				miss(e.Minus)
+				obs = append(obs, o)
 				continue
 			}
-			if v, ok := lookup(s.Evidence, e.Evidence); ok {
-				o.Observed, o.Found, o.Holds = v, true, holds(e, v)
-				break
+			o.MinusValue = m.v
+			a, okA := v.(float64)
+			b, okB := m.v.(float64)
+			switch {
+			case okA && okB:
+				v = a - b
+			case absent == "":
+				absent = firstNonEmpty(m.absent, "a difference needs two numbers")
+				v = nil
 			}
 		}
-		if !o.Found && missing == "" {
-			missing = e.Evidence
+		o.Found, o.Observed, o.Absent = true, v, absent
+		if other := e.Other(); other != "" {
+			ov := find(specs, e.Spec, other)
+			if !ov.recorded {
+				miss(other)
+				o.Found = false
+				obs = append(obs, o)
+				continue
+			}
+			o.OtherValue = ov.v
+			if ov.absent != "" {
+				o.Detail = other + " is absent (" + ov.absent + ")"
+			}
+			o.Holds = e.HoldsAgainst(v, ov.v)
+		} else {
+			o.Holds = holds(e, v)
+		}
+		if !o.Holds && o.Detail == "" {
+			o.Detail = detail(specs, e)
 		}
 		obs = append(obs, o)
 	}
 	return obs, missing
+}
+
+// found is a value an evidence path has in a run.
+type found struct {
+	v any
+	// recorded: a spec recorded the evidence and ended (v may then be
+	// absent, and absent says why).
+	recorded bool
+	absent   string
+}
+
+// find looks path up in the evidence of specs (only, if set). A path that
+// is absent below evidence a spec recorded is absent only if the spec
+// ended: one that stopped may not have seen it yet, and is explained as
+// missing evidence.
+func find(specs []SpecResult, only, path string) found {
+	var absent *found
+	for _, s := range specs {
+		if only != "" && s.ID != only {
+			continue
+		}
+		v, ok, why := claims.Find(s.Evidence, path)
+		if ok {
+			return found{v: v, recorded: true}
+		}
+		if why != "" && absent == nil && !s.Failed() {
+			absent = &found{recorded: true, absent: why}
+		}
+	}
+	if absent != nil {
+		return *absent
+	}
+	return found{}
+}
+
+// detail is what the evidence beside a failing value says of it: for a
+// step's code, the step's reason and message, so that a 403 shows who
+// refused it and why.
+func detail(specs []SpecResult, e claims.Expectation) string {
+	parent, field, ok := cutLast(e.Evidence)
+	if !ok || field != "code" {
+		return ""
+	}
+	var parts []string
+	for _, f := range []string{"reason", "message"} {
+		if v := find(specs, e.Spec, parent+"."+f); v.recorded && v.absent == "" {
+			if s, ok := v.v.(string); ok && s != "" {
+				parts = append(parts, f+": "+strconv.Quote(s))
+			}
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // notRan lists the named specs that have no result.
@@ -269,17 +428,20 @@ func joinObs(obs []Observation, holding bool) string {
 	var parts []string
 	seen := map[string]bool{}
 	for _, o := range obs {
-		if o.Holds != holding || o.Context || !o.Found || (holding && seen[o.Evidence]) {
+		if o.Holds != holding || o.Context || !o.Found || (holding && seen[o.lhs()]) {
 			continue
 		}
-		seen[o.Evidence] = true
-		s := fmt.Sprintf("%s = %s", o.Evidence, show(o.Observed))
+		seen[o.lhs()] = true
+		s := o.value()
 		if !holding {
-			want := o.Want
+			want := o.want()
 			if o.Says != "" {
-				want = o.Says + ", i.e. " + o.Want
+				want = o.Says + ", i.e. " + want
 			}
 			s += " where the document says " + want
+			if o.Detail != "" {
+				s += " (" + o.Detail + ")"
+			}
 		}
 		parts = append(parts, s)
 	}

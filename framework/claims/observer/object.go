@@ -231,7 +231,12 @@ func (r *objectRecorder) history(events []observe.Event) map[string]any {
 	distinct := map[string][]any{}
 	changes := map[string][]Change{}
 	intervals := map[string][]float64{}
+	// An object never seen has every field null, first and last: a claim
+	// reads null (the object was not there), not a missing field.
 	first, last := map[string]any{}, map[string]any{}
+	for _, name := range r.names {
+		first[name], last[name] = nil, nil
+	}
 	var deletedAt *float64
 	for i, e := range events {
 		at := r.env.Millis(e.Received)
