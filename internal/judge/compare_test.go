@@ -103,3 +103,14 @@ func TestReasonsKeepTheCause(t *testing.T) {
 		t.Errorf("observations: %v", r.Observations)
 	}
 }
+
+// A field the API server dropped from a probe's manifest is named beside
+// every verdict its probe decides.
+func TestDroppedFieldsAreNamed(t *testing.T) {
+	s := probeResult(t, "passed", `{"steps":{"create":{"at":0,"took":40,"code":201,"dropped":["Pod web: spec.containers.0.lifecycle.stopSignal"]}}}`)
+	r := judged(t, `{id: X-SIGNAL, section: s, quote: q, statement: st, component: c, kind: behaviour, specs: [p],
+  expect: [{evidence: steps.create.code, equals: 201}]}`, s)
+	if r.Verdict != Confirmed || !strings.Contains(r.Reason, `step create of p: ["Pod web: spec.containers.0.lifecycle.stopSignal"]`) {
+		t.Errorf("%s (%s)", r.Verdict, r.Reason)
+	}
+}

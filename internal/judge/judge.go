@@ -2,6 +2,8 @@ package judge
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -118,7 +120,37 @@ func judge(c claims.Claim, specs map[string]SpecResult, info *cluster.Info) Resu
 		r = measured(r, specs)
 	}
 	r.Claim = c
+	if d := droppedFields(r, specs); d != "" {
+		r.Reason += "; " + d
+	}
 	return r
+}
+
+// droppedFields says which fields of a probe's manifests the API server
+// dropped, for a claim its probes decided: a field behind a disabled
+// feature gate is dropped, not refused, and the claim may be about the
+// object without it.
+func droppedFields(r Result, specs map[string]SpecResult) string {
+	if len(r.Specs) == 0 || r.Verdict == NotRun {
+		return ""
+	}
+	var parts []string
+	for _, ref := range r.Specs {
+		steps, ok := specs[ref.ID].Evidence[claims.StepsEvidence].(map[string]any)
+		if !ok {
+			continue
+		}
+		for _, name := range slices.Sorted(maps.Keys(steps)) {
+			step, _ := steps[name].(map[string]any)
+			if list, _ := step["dropped"].([]any); len(list) > 0 {
+				parts = append(parts, fmt.Sprintf("step %s of %s: %s", name, ref.ID, show(list)))
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "beware: the API server dropped fields of the manifests (as it drops a field behind a disabled feature gate, without refusing the object): " + strings.Join(parts, "; ")
 }
 
 // judgeFacts holds a claim's expectations against the evidence.
