@@ -195,6 +195,9 @@ func (p Probe) validate() []string {
 		for _, e := range o.Validate() {
 			bad("%s", e)
 		}
+		if ss, ok := o.Spec.(observer.SinceStep); ok && ss.SinceStep() != "" && !slices.Contains(p.StepNames(), ss.SinceStep()) {
+			bad("observer %s: since %q names no step of the probe (%s)", o.Name, ss.SinceStep(), strings.Join(p.StepNames(), ", "))
+		}
 	}
 	seen := map[string]bool{}
 	for i, s := range p.Steps {

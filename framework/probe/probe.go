@@ -74,6 +74,7 @@ func Run(ctx context.Context, f *framework.Framework, p claims.LoadedProbe) {
 	r.env.Mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
 
 	r.env.Start = time.Now()
+	r.env.StepStarts = map[string]time.Time{}
 	for _, o := range p.Observe {
 		ob, err := r.startObserver(ctx, o)
 		if err != nil {
@@ -90,6 +91,7 @@ func Run(ctx context.Context, f *framework.Framework, p claims.LoadedProbe) {
 	for i, s := range p.Steps {
 		res, err := r.step(ctx, s)
 		starts[names[i]] = res.startedAt
+		r.env.StepStarts[names[i]] = res.startedAt
 		res.At = r.env.Millis(res.startedAt)
 		if s.Wait != nil && s.Wait.Since != "" {
 			// Validated: an earlier step, so it has started.

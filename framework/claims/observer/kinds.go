@@ -11,4 +11,5 @@ var Kinds = []Kind{
 	{Key: "endpointSlices", New: func() Spec { return new(EndpointSlices) }},
 	{Key: "etcd", New: func() Spec { return new(Etcd) }, Needs: []cluster.Capability{cluster.EtcdAccess}},
 	{Key: "metric", New: func() Spec { return new(Metric) }},
+	{Key: "objects", New: func() Spec { return new(Objects) }},
 }

@@ -3,6 +3,7 @@ package observer
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"slices"
@@ -56,13 +57,19 @@ func (o *Object) Validate() []string {
 	if len(o.Fields) == 0 {
 		errs = append(errs, "object needs fields (name: JSONPath)")
 	}
-	for _, f := range o.FieldNames() {
-		jp := o.Fields[f]
+	return append(errs, validateFields("field", o.Fields)...)
+}
+
+// validateFields checks a map of name -> JSONPath (an observer's fields).
+func validateFields(what string, fields map[string]string) []string {
+	var errs []string
+	for _, f := range slices.Sorted(maps.Keys(fields)) {
+		jp := fields[f]
 		if !fieldNameRE.MatchString(f) {
-			errs = append(errs, fmt.Sprintf("field name %q must be letters and digits", f))
+			errs = append(errs, fmt.Sprintf("%s name %q must be letters and digits", what, f))
 		}
 		if !strings.HasPrefix(jp, "{") || !strings.HasSuffix(jp, "}") {
-			errs = append(errs, fmt.Sprintf("field %s: %q is not a JSONPath in braces ({.status.phase})", f, jp))
+			errs = append(errs, fmt.Sprintf("%s %s: %q is not a JSONPath in braces ({.status.phase})", what, f, jp))
 		}
 	}
 	return errs

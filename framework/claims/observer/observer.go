@@ -125,6 +125,9 @@ type Env struct {
 	// Start is when the probe's first step began: every time in evidence
 	// is milliseconds after it.
 	Start time.Time
+	// StepStarts is when each step began, by name, as the steps are taken
+	// (an observer reads it once the last is done).
+	StepStarts map[string]time.Time
 	// APITimeout bounds one request to the cluster; AuditTimeout the wait
 	// for the audit log to hold a request.
 	APITimeout, AuditTimeout time.Duration
