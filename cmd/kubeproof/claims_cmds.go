@@ -62,6 +62,9 @@ func (s *selection) load() (*claims.Catalog, error) {
 	problems := claimlint.UnknownSpecs(s.own, cat.Probes)
 	if s.lint {
 		problems = claimlint.Own(s.own, cat.Probes, s.documentText())
+		for _, w := range claimlint.Traps(s.own, cat.Probes) {
+			fmt.Fprintln(os.Stderr, "warning: "+w)
+		}
 	}
 	switch len(problems) {
 	case 0:
@@ -252,9 +255,12 @@ func newClaimsLintCommand() *cobra.Command {
 				}
 				doc = &claimlint.Document{Name: documentPath, Text: string(data)}
 			}
-			n, problems, hints := claimlint.File(args[0], doc)
+			n, problems, hints, warnings := claimlint.File(args[0], doc)
 			for _, h := range hints {
 				fmt.Fprintln(cmd.ErrOrStderr(), "hint: "+h)
+			}
+			for _, w := range warnings {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning: "+w)
 			}
 			if len(problems) > 0 {
 				for _, p := range problems {

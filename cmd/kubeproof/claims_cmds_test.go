@@ -36,7 +36,7 @@ func TestClaimsNewThenLint(t *testing.T) {
 		{nil, "claim MY-DOC-POD-RUNNING: the quote is the placeholder `claims new` wrote"},
 		{doc, "claim MY-DOC-POD-RUNNING: quote not found in my-doc.md: «the sentence of the document, as written»"},
 	} {
-		if _, problems, _ := claimlint.File(file, tc.doc); len(problems) != 1 || problems[0] != tc.want && !strings.HasPrefix(problems[0], tc.want) {
+		if _, problems, _, _ := claimlint.File(file, tc.doc); len(problems) != 1 || problems[0] != tc.want && !strings.HasPrefix(problems[0], tc.want) {
 			t.Errorf("lint of the new file (document %v): problems %q, want %q", tc.doc != nil, problems, tc.want)
 		}
 	}
@@ -46,7 +46,7 @@ func TestClaimsNewThenLint(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range []*claimlint.Document{nil, doc} {
-		if n, problems, hints := claimlint.File(file, d); n != 1 || len(problems) > 0 || len(hints) > 0 {
+		if n, problems, hints, _ := claimlint.File(file, d); n != 1 || len(problems) > 0 || len(hints) > 0 {
 			t.Fatalf("lint of the quoted file: %d claims, problems %v, hints %v", n, problems, hints)
 		}
 	}
@@ -64,7 +64,7 @@ func TestClaimsNewThenLint(t *testing.T) {
 		if err := os.WriteFile(file, []byte(strings.Replace(quoted, tc.change, tc.edited, 1)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, problems, _ := claimlint.File(file, nil)
+		_, problems, _, _ := claimlint.File(file, nil)
 		if !strings.Contains(strings.Join(problems, "\n"), tc.want) {
 			t.Errorf("after %q -> %q: problems %q, want one saying %q", tc.change, tc.edited, problems, tc.want)
 		}

@@ -161,6 +161,8 @@ type Wait struct {
 	// Since names an earlier step: the wait's took is then counted from
 	// that step's start (the time from a delete to the Pod's end), not
 	// from the wait's own, which begins only when the step before it ends.
+	// The wait's own name says that its own start is meant (a time in which
+	// nothing is to happen), which claims lint then takes as written.
 	Since string `json:"since,omitempty"`
 }
 
@@ -317,8 +319,8 @@ func (p Probe) validateWait(i int, w Wait, observers map[string]*Observer) []str
 	if _, err := ParseTimeout(w.Timeout, time.Minute); err != nil {
 		bad("wait: %v", err)
 	}
-	if w.Since != "" && !slices.Contains(p.StepNames()[:i], w.Since) {
-		bad("wait: since %q names no step before it (%s)", w.Since, strings.Join(p.StepNames()[:i], ", "))
+	if w.Since != "" && !slices.Contains(p.StepNames()[:i+1], w.Since) {
+		bad("wait: since %q names neither a step before it (%s) nor the wait itself", w.Since, strings.Join(p.StepNames()[:i], ", "))
 	}
 	return errs
 }

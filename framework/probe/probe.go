@@ -92,6 +92,8 @@ func Run(ctx context.Context, f *framework.Framework, p claims.LoadedProbe) {
 		res, err := r.step(ctx, s)
 		starts[names[i]] = res.startedAt
 		r.env.StepStarts[names[i]] = res.startedAt
+		// A wait's since may name the wait itself (its own start, said on
+		// purpose), so its start is known by now.
 		res.At = r.env.Millis(res.startedAt)
 		if s.Wait != nil && s.Wait.Since != "" {
 			// Validated: an earlier step, so it has started.
