@@ -112,7 +112,12 @@ func (g *registry) add(name, tag string, program []byte, stopSignal string) erro
 		return err
 	}
 	img, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{Architecture: runtime.GOARCH, OS: "linux", RootFS: v1.RootFS{Type: "layers"},
-		Config: v1.Config{Entrypoint: []string{"/kubeproof-testapp"}, Cmd: []string{"serve"}, Env: []string{"PATH=/"}, WorkingDir: "/", StopSignal: stopSignal}})
+		// The label makes the image's ID its own: an image whose ID is that
+		// of kubeproof.local/testapp:v1 would be one image under two names on
+		// the node, and containerd (2.4) was seen to lose the loaded name when
+		// a Pod pulled the other.
+		Config: v1.Config{Entrypoint: []string{"/kubeproof-testapp"}, Cmd: []string{"serve"}, Env: []string{"PATH=/"}, WorkingDir: "/", StopSignal: stopSignal,
+			Labels: map[string]string{"io.kubeproof.served-by": "kubeproof-testapp registry"}}})
 	if err != nil {
 		return err
 	}

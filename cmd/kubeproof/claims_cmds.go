@@ -115,7 +115,10 @@ func (s *selection) narrowed() bool { return len(s.claimIDs) > 0 || len(s.docume
 func (s *selection) restricted() bool { return s.narrowed() || s.claimsFile != "" }
 
 // pick returns the selected claims: with --claims-file its claims, else the
-// catalog's; all of them, or those --claims and --document name.
+// catalog's; all of them, or those --claims and --document name. Given
+// both, each narrows the other (the claims named, of the documents named):
+// --document with the path of a user's document is there for its quotes
+// too, and must not widen a selection of a few claims to all of them.
 func (s *selection) pick(cat *claims.Catalog) ([]claims.Claim, error) {
 	pool, from := cat.Claims, "the catalog"
 	if s.claimsFile != "" {
@@ -124,6 +127,24 @@ func (s *selection) pick(cat *claims.Catalog) ([]claims.Claim, error) {
 	if !s.narrowed() {
 		return pool, nil
 	}
+	if len(s.documents) > 0 {
+		var docs []claims.Claim
+		for _, d := range s.documents {
+			cs := ofDocument(pool, d)
+			if len(cs) == 0 {
+				return nil, exitcode.Errorf(exitcode.Usage, "--document: no document %q in %s", d, from)
+			}
+			for _, c := range cs {
+				if !slices.ContainsFunc(docs, func(o claims.Claim) bool { return o.ID == c.ID }) {
+					docs = append(docs, c)
+				}
+			}
+		}
+		if len(s.claimIDs) == 0 {
+			return docs, nil
+		}
+		pool, from = docs, from+" of --document "+strings.Join(s.documents, ", ")
+	}
 	var out []claims.Claim
 	for _, id := range s.claimIDs {
 		i := slices.IndexFunc(pool, func(c claims.Claim) bool { return c.ID == id })
@@ -131,17 +152,6 @@ func (s *selection) pick(cat *claims.Catalog) ([]claims.Claim, error) {
 			return nil, exitcode.Errorf(exitcode.Usage, "--claims: %q is not a claim of %s (see `kubeproof claims list`)", id, from)
 		}
 		out = append(out, pool[i])
-	}
-	for _, d := range s.documents {
-		cs := ofDocument(pool, d)
-		if len(cs) == 0 {
-			return nil, exitcode.Errorf(exitcode.Usage, "--document: no document %q in %s", d, from)
-		}
-		for _, c := range cs {
-			if !slices.ContainsFunc(out, func(o claims.Claim) bool { return o.ID == c.ID }) {
-				out = append(out, c)
-			}
-		}
 	}
 	return out, nil
 }

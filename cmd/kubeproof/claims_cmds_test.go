@@ -239,3 +239,24 @@ func TestClaimsShowPointsAtTheCode(t *testing.T) {
 		t.Fatal("no testable claims")
 	}
 }
+
+// --claims and --document narrow each other: a document given for its
+// quotes does not widen a selection of a few claims to all of its claims.
+func TestClaimsAndDocumentNarrowEachOther(t *testing.T) {
+	cat, err := (&selection{}).load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &selection{claimIDs: []string{"000-BINDING-OBJECT"}, documents: []string{"000"}}
+	if cs, err := s.pick(cat); err != nil || len(cs) != 1 || cs[0].ID != "000-BINDING-OBJECT" {
+		t.Errorf("--claims 000-BINDING-OBJECT --document 000: %v, %v", cs, err)
+	}
+	s.documents = []string{"004"}
+	if _, err := s.pick(cat); err == nil || !strings.Contains(err.Error(), "is not a claim of the catalog of --document 004") {
+		t.Errorf("a claim of another document: %v", err)
+	}
+	s.claimIDs = nil
+	if cs, err := s.pick(cat); err != nil || len(cs) < 2 {
+		t.Errorf("--document 004 alone: %d claims, %v", len(cs), err)
+	}
+}

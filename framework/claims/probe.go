@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework/claims/observer"
 	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/framework/podsecurity"
 )
 
 // Probe is a spec written in a claims file instead of Go: steps to take on
@@ -31,6 +32,12 @@ type Probe struct {
 	Requires []cluster.Capability `json:"requires,omitempty"`
 	// Timeout bounds the whole probe (default 3m).
 	Timeout string `json:"timeout,omitempty"`
+	// PodSecurity is the Pod Security level its Pods need, when more than
+	// restricted (the level every spec's Pods pass unless they say so):
+	// baseline, or privileged (a Pod with hostNetwork). Its namespace is
+	// labelled with it; on a cluster that refuses the level its claims are
+	// not checkable, naming PodSecurity.
+	PodSecurity podsecurity.Level `json:"podSecurity,omitempty"`
 	// Observe are the observers, started before the first step in the
 	// order given and stopped after the last.
 	Observe []Observer `json:"observe,omitempty"`
@@ -176,6 +183,9 @@ func (p Probe) validate() []string {
 	}
 	if _, err := ParseTimeout(p.Timeout, time.Minute); err != nil {
 		bad("%v", err)
+	}
+	if p.PodSecurity != "" && p.PodSecurity != podsecurity.LevelBaseline && p.PodSecurity != podsecurity.LevelPrivileged {
+		bad("podSecurity %q is not baseline or privileged (restricted needs no word)", p.PodSecurity)
 	}
 	for _, c := range p.Requires {
 		if !slices.Contains(cluster.Capabilities, c) {

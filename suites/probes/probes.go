@@ -41,6 +41,9 @@ var _ = ginkgo.Describe("probes of claims files", func() {
 			// A stopped component disturbs every other spec.
 			args = append(args, ginkgo.Serial)
 		}
+		if p.PodSecurity != "" {
+			args = append(args, framework.NeedsPodSecurity(p.PodSecurity))
+		}
 		ginkgo.It(p.Description, append(args, func(ctx ginkgo.SpecContext) {
 			if usesOurImages(p) {
 				f.Needs(framework.Images)
