@@ -69,7 +69,8 @@ type Expectation struct {
 	// matches: for a list of strings a regular expression; for a list of
 	// objects an object of field -> regular expression, all of which must
 	// match the element's field (numbers and booleans as JSON writes them;
-	// a null or absent field matches no expression, only null).
+	// a null or absent field matches no expression, only null; a dotted
+	// field reaches into the element: body.hash).
 	AnyMatches *json.RawMessage `json:"anyMatches,omitempty"`
 	// NoneMatches holds when the evidence, a list, has no element that
 	// anyMatches would take (an empty list holds).

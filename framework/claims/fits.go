@@ -138,7 +138,7 @@ func (e Expectation) elementFits(t reflect.Type) error {
 		return nil
 	case reflect.Struct:
 		for field := range p.Fields {
-			if _, ok := jsonField(t, field); !ok {
+			if _, err := Resolve(t, "element."+field); err != nil {
 				return fmt.Errorf("%s: the list's elements have no field %q (they have %s)", e.Want(), field, strings.Join(jsonNames(t), ", "))
 			}
 		}

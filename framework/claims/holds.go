@@ -190,7 +190,8 @@ func (p ElementPattern) Match(el any) bool {
 		return false
 	}
 	for field, re := range p.Fields {
-		v := obj[field]
+		// A dotted field reaches into the element (body.hash).
+		v, _, _ := Find(map[string]any{"el": obj}, "el."+field)
 		if re == nil {
 			if v != nil {
 				return false

@@ -142,3 +142,16 @@ func TestFind(t *testing.T) {
 		t.Errorf("a field not recorded: %t, %q", ok, why)
 	}
 }
+
+// A dotted field of anyMatches reaches into the element.
+func TestDottedElementFields(t *testing.T) {
+	e := expectation(t, `{evidence: x, noneMatches: {body.hash: null}}`)
+	list := []any{map[string]any{"body": map[string]any{"hash": "abc"}}, map[string]any{"body": map[string]any{"hash": "def"}}}
+	if !e.Holds(list) {
+		t.Error("every element has body.hash")
+	}
+	list = append(list, map[string]any{"body": map[string]any{"hash": nil}})
+	if e.Holds(list) {
+		t.Error("an element without body.hash")
+	}
+}

@@ -205,8 +205,12 @@ func (p Probe) validate() []string {
 		for _, e := range o.Validate() {
 			bad("%s", e)
 		}
-		if ss, ok := o.Spec.(observer.SinceStep); ok && ss.SinceStep() != "" && !slices.Contains(p.StepNames(), ss.SinceStep()) {
-			bad("observer %s: since %q names no step of the probe (%s)", o.Name, ss.SinceStep(), strings.Join(p.StepNames(), ", "))
+		if sn, ok := o.Spec.(observer.StepsNamed); ok {
+			for _, step := range sn.StepsNamed() {
+				if !slices.Contains(p.StepNames(), step) {
+					bad("observer %s: %q names no step of the probe (%s)", o.Name, step, strings.Join(p.StepNames(), ", "))
+				}
+			}
 		}
 	}
 	seen := map[string]bool{}

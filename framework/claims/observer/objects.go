@@ -33,9 +33,10 @@ type Objects struct {
 	// as an object observer's do.
 	Fields map[string]string `json:"fields,omitempty"`
 	// Since names a step: the counts' max and min are taken from that
-	// step's start on (a rollout, not the Pods' first start); the histories
-	// and the timeline are whole.
+	// step's start on (a rollout, not the Pods' first start); Until, up to
+	// another's start. The histories and the timeline are whole.
 	Since string `json:"since,omitempty"`
+	Until string `json:"until,omitempty"`
 }
 
 // Tally is a count over the set, after each change.
@@ -47,13 +48,22 @@ type Tally struct {
 	Last int `json:"last"`
 }
 
-// SinceStep is an observer that reads the time a step of its probe began.
-type SinceStep interface {
-	SinceStep() string
+// StepsNamed is an observer that reads the times steps of its probe began:
+// the probe checks that it names its steps.
+type StepsNamed interface {
+	StepsNamed() []string
 }
 
-// SinceStep is the step the counts are taken from.
-func (o *Objects) SinceStep() string { return o.Since }
+// StepsNamed are the steps the counts are taken from and to.
+func (o *Objects) StepsNamed() []string {
+	var out []string
+	for _, s := range []string{o.Since, o.Until} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 func (o *Objects) Validate() []string {
 	var errs []string
@@ -86,6 +96,7 @@ func (o *Objects) Evidence() reflect.Type {
 		{Name: "First", Type: values, Tag: `json:"first"`},
 		{Name: "Last", Type: values, Tag: `json:"last"`},
 		{Name: "Values", Type: structOf(fields, reflect.TypeFor[[]any]()), Tag: `json:"values"`},
+		{Name: "Changes", Type: structOf(fields, reflect.TypeFor[[]Change]()), Tag: `json:"changes"`},
 	})
 	point := structOf(fields, reflect.TypeFor[[]any](),
 		reflect.StructField{Name: "At", Type: reflect.TypeFor[float64](), Tag: `json:"at"`},
@@ -96,6 +107,7 @@ func (o *Objects) Evidence() reflect.Type {
 		{Name: "Count", Type: reflect.TypeFor[int](), Tag: `json:"count"`},
 		{Name: "Live", Type: reflect.TypeFor[Tally](), Tag: `json:"live"`},
 		{Name: "Tally", Type: structOf(fields, reflect.TypeFor[map[string]Tally]()), Tag: `json:"tally"`},
+		{Name: "Range", Type: structOf(fields, reflect.TypeFor[Range]()), Tag: `json:"range"`},
 		{Name: "Timeline", Type: reflect.SliceOf(point), Tag: `json:"timeline"`},
 	})
 }
@@ -103,8 +115,13 @@ func (o *Objects) Evidence() reflect.Type {
 func (o *Objects) Explain(n string, put Explainer) {
 	set := fmt.Sprintf("the %s objects with labels %s", o.Kind, o.Selector)
 	from := "while the probe ran"
-	if o.Since != "" {
+	switch {
+	case o.Since != "" && o.Until != "":
+		from = "from the start of step " + o.Since + " to the start of step " + o.Until
+	case o.Since != "":
 		from = "from the start of step " + o.Since
+	case o.Until != "":
+		from = "until the start of step " + o.Until
 	}
 	put(n, "Every one of %s, and counts over them after each change.", set)
 	put(n+".objects", "Each of %s, in the order first seen.", set)
@@ -114,6 +131,8 @@ func (o *Objects) Explain(n string, put Explainer) {
 	put(n+".objects.0.first", "Its fields when first seen.")
 	put(n+".objects.0.last", "Its fields when last seen.")
 	put(n+".objects.0.values", "Each field's distinct successive values.")
+	put(n+".objects.0.changes", "When each of a field's values began.")
+	put(n+".range", "For each numeric field, the smallest and largest value among the existing objects %s.", from)
 	put(n+".names", "The names of %s, in the order first seen.", set)
 	put(n+".names.0", "One name.")
 	put(n+".count", "How many of %s were seen.", set)
@@ -130,6 +149,12 @@ func (o *Objects) Explain(n string, put Explainer) {
 		put(n+".objects.0.last."+f, "%s when last seen (%s).", f, jp)
 		put(n+".objects.0.values."+f, "The distinct successive values of %s.", f)
 		put(n+".objects.0.values."+f+".0", "One value of %s.", f)
+		put(n+".objects.0.changes."+f, "When each value of %s began.", f)
+		put(n+".objects.0.changes."+f+".0.at", "When the value began (ms).")
+		put(n+".objects.0.changes."+f+".0.value", "The value of %s from then on.", f)
+		put(n+".range."+f, "The smallest and largest %s among the existing objects %s (null if it was never a number).", f, from)
+		put(n+".range."+f+".min", "The smallest %s %s.", f, from)
+		put(n+".range."+f+".max", "The largest %s %s.", f, from)
 		put(n+".tally."+f, "By value of %s (as JSON writes it, a string without quotes, null for none): how many had it.", f)
 		put(n+".tally."+f+".{key}", "How many had that value of %s.", f)
 		put(n+".tally."+f+".{key}.max", "The most that had it at once %s.", from)
@@ -176,17 +201,20 @@ func (o *Objects) Start(ctx context.Context, env *Env) (Recorder, error) {
 func (r *objectsRecorder) Stop() { r.rec.Stop() }
 
 func (r *objectsRecorder) Evidence() (any, error) {
-	var since time.Time
+	var since, until time.Time
 	if r.spec.Since != "" {
 		since = r.vals.env.StepStarts[r.spec.Since]
 	}
-	return r.history(r.rec.Events(), since), nil
+	if r.spec.Until != "" {
+		until = r.vals.env.StepStarts[r.spec.Until]
+	}
+	return r.history(r.rec.Events(), since, until), nil
 }
 
 // history folds the watch's events into the evidence; counts are taken
 // over the states at or after since (the state when since's step began
-// included).
-func (r *objectsRecorder) history(events []observe.Event, since time.Time) map[string]any {
+// included) and before until (when set).
+func (r *objectsRecorder) history(events []observe.Event, since, until time.Time) map[string]any {
 	env, names := r.vals.env, r.vals.names
 	type one struct {
 		events    []observe.Event
@@ -202,14 +230,18 @@ func (r *objectsRecorder) history(events []observe.Event, since time.Time) map[s
 	type state struct {
 		live int
 		per  map[string]map[string]int
+		nums map[string][]float64
 	}
 	var counted []state
 	snapshot := func() state {
-		st := state{live: len(live), per: map[string]map[string]int{}}
+		st := state{live: len(live), per: map[string]map[string]int{}, nums: map[string][]float64{}}
 		for _, f := range names {
 			st.per[f] = map[string]int{}
 			for _, m := range live {
 				st.per[f][valueKey(m[f])]++
+				if x, ok := m[f].(float64); ok {
+					st.nums[f] = append(st.nums[f], x)
+				}
 			}
 		}
 		return st
@@ -247,7 +279,7 @@ func (r *objectsRecorder) history(events []observe.Event, since time.Time) map[s
 			point[f] = vals
 		}
 		timeline = append(timeline, point)
-		if since.IsZero() || !e.Received.Before(since) {
+		if (since.IsZero() || !e.Received.Before(since)) && (until.IsZero() || e.Received.Before(until)) {
 			counted = append(counted, snapshot())
 		}
 	}
@@ -281,15 +313,30 @@ func (r *objectsRecorder) history(events []observe.Event, since time.Time) map[s
 	for _, st := range counted {
 		liveT.Max, liveT.Min = max(liveT.Max, st.live), min(liveT.Min, st.live)
 	}
+	ranges := map[string]Range{}
+	for _, f := range names {
+		var r Range
+		for _, st := range counted {
+			for _, x := range st.nums[f] {
+				if r.Min == nil || x < *r.Min {
+					r.Min = &x
+				}
+				if r.Max == nil || x > *r.Max {
+					r.Max = &x
+				}
+			}
+		}
+		ranges[f] = r
+	}
 	objects := []map[string]any{}
 	for _, name := range order {
 		o := byName[name]
 		h := r.vals.history(o.events)
 		objects = append(objects, map[string]any{"name": name, "at": o.at, "deletedAt": o.deletedAt,
-			"first": h["first"], "last": h["last"], "values": h["values"]})
+			"first": h["first"], "last": h["last"], "values": h["values"], "changes": h["changes"]})
 	}
 	return map[string]any{"objects": objects, "names": append([]string{}, order...), "count": len(order),
-		"live": liveT, "tally": tallies, "timeline": timeline}
+		"live": liveT, "tally": tallies, "range": ranges, "timeline": timeline}
 }
 
 // valueKey is a field's value as a tally names it: a string as it is,
@@ -306,4 +353,11 @@ func valueKey(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(data)
+}
+
+// Range is the smallest and largest number a field took among the
+// existing objects, over the states counted; null when it took none.
+type Range struct {
+	Min *float64 `json:"min"`
+	Max *float64 `json:"max"`
 }

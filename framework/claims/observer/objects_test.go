@@ -44,7 +44,7 @@ func TestObjectsHistory(t *testing.T) {
 		{Type: watch.Modified, Received: at(2000), Object: named("a", "False")},
 		{Type: watch.Deleted, Received: at(2500), Object: named("a", "False")},
 	}
-	data, err := json.Marshal(r.history(events, env.StepStarts["rollout"]))
+	data, err := json.Marshal(r.history(events, env.StepStarts["rollout"], time.Time{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,6 +69,64 @@ func TestObjectsHistory(t *testing.T) {
 	}
 	if a := got["objects"].([]any)[0].(map[string]any); a["deletedAt"] != 2500.0 || !reflect.DeepEqual(lookup(a, "values.ready"), []any{"False", "True", "False"}) {
 		t.Errorf("object a = %v", a)
+	}
+	typed := reflect.New(spec.Evidence()).Interface()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(typed); err != nil {
+		t.Fatalf("the recorded evidence is not of the declared type: %v", err)
+	}
+}
+
+func scaled(name string, replicas int64) runtime.Object {
+	return &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": name},
+		"status": map[string]any{"replicas": replicas}}}
+}
+
+// until: stops the counts and ranges at another step's start; range holds a
+// numeric field's smallest and largest value over the states counted.
+func TestObjectsUntilAndRange(t *testing.T) {
+	spec := &Objects{APIVersion: "apps/v1", Kind: "ReplicaSet", Selector: "app=web", Since: "rollout", Until: "rollback",
+		Fields: map[string]string{"replicas": `{.status.replicas}`}}
+	if errs := spec.Validate(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if got := spec.StepsNamed(); !reflect.DeepEqual(got, []string{"rollout", "rollback"}) {
+		t.Errorf("steps named = %v", got)
+	}
+	start := time.Unix(100, 0)
+	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
+	env := &Env{Start: start, StepStarts: map[string]time.Time{"rollout": at(1000), "rollback": at(3000)}}
+	vals, err := newObjectRecorder(env, spec.Fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &objectsRecorder{spec: *spec, vals: vals}
+	events := []observe.Event{
+		{Type: watch.Added, Received: at(10), Object: scaled("old", 9)},     // before since: not counted
+		{Type: watch.Modified, Received: at(500), Object: scaled("old", 2)}, // the state when since began
+		{Type: watch.Modified, Received: at(1000), Object: scaled("old", 3)},
+		{Type: watch.Added, Received: at(1500), Object: scaled("new", 1)},
+		{Type: watch.Modified, Received: at(2000), Object: scaled("new", 3)},
+		{Type: watch.Modified, Received: at(3000), Object: scaled("new", 7)}, // at until: not counted
+	}
+	data, err := json.Marshal(r.history(events, env.StepStarts["rollout"], env.StepStarts["rollback"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if v := lookup(got, "range.replicas"); !reflect.DeepEqual(v, map[string]any{"min": 1.0, "max": 3.0}) {
+		t.Errorf("range.replicas = %#v, want min 1, max 3 (9 before since, 7 at until)", v)
+	}
+	if v := lookup(got, "live"); !reflect.DeepEqual(v, map[string]any{"max": 2.0, "min": 1.0, "last": 2.0}) {
+		t.Errorf("live = %#v", v)
+	}
+	changes := lookup(got["objects"].([]any)[1].(map[string]any), "changes.replicas")
+	if cs, ok := changes.([]any); !ok || len(cs) != 3 {
+		t.Errorf("new's changes = %#v, want three", changes)
 	}
 	typed := reflect.New(spec.Evidence()).Interface()
 	dec := json.NewDecoder(bytes.NewReader(data))
