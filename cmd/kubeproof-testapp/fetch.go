@@ -10,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/kubeproof/kubeproof/framework/testapp"
+	"github.com/kubeproof/kubeproof/contract/testapp"
 )
 
 func fetch(args []string) error {

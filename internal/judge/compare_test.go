@@ -7,7 +7,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/record"
 )
 
 // claimOf reads one claim as a claims file writes it.
@@ -75,7 +76,7 @@ func TestMissingElement(t *testing.T) {
 		t.Errorf("%s (%s)", r.Verdict, r.Reason)
 	}
 	stopped := probeResult(t, "failed", stepsRun)
-	stopped.Unmet = &claims.Unmet{Component: "probe p", What: "step ready", Detail: "timed out"}
+	stopped.Unmet = &record.Unmet{Component: "probe p", What: "step ready", Detail: "timed out"}
 	if r := judged(t, claim, stopped); r.Verdict != NotCheckable || !strings.Contains(r.Reason, "step ready did not happen") {
 		t.Errorf("stopped: %s (%s)", r.Verdict, r.Reason)
 	}

@@ -5,8 +5,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/claims/observer"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/expect"
+	"github.com/kubeproof/kubeproof/claims/observer"
+	"github.com/kubeproof/kubeproof/claims/probe"
 )
 
 // Traps warns where a probe cannot observe what its claim says, though the
@@ -23,7 +25,7 @@ import (
 //     the order of their exits cannot be seen from the Pod.
 //   - A window narrower than the jitter a component documents passes or
 //     fails by chance (Jitters).
-func Traps(own []claims.Claim, probes []claims.LoadedProbe) []string {
+func Traps(own []claims.Claim, probes []probe.LoadedProbe) []string {
 	var out []string
 	for _, c := range own {
 		if !c.Checked() {
@@ -48,17 +50,17 @@ func Traps(own []claims.Claim, probes []claims.LoadedProbe) []string {
 	return slices.Compact(out)
 }
 
-func probeOf(probes []claims.LoadedProbe, id string) (claims.LoadedProbe, bool) {
+func probeOf(probes []probe.LoadedProbe, id string) (probe.LoadedProbe, bool) {
 	for _, p := range probes {
 		if p.ID == id {
 			return p, true
 		}
 	}
-	return claims.LoadedProbe{}, false
+	return probe.LoadedProbe{}, false
 }
 
 // expectations are a claim's expectations and its alternatives'.
-func expectations(c claims.Claim) []claims.Expectation {
+func expectations(c claims.Claim) []expect.Expectation {
 	out := slices.Clone(c.Expect)
 	for _, alt := range c.Conditional {
 		out = append(out, alt.Expect...)
@@ -66,7 +68,7 @@ func expectations(c claims.Claim) []claims.Expectation {
 	return out
 }
 
-func trapsOf(c claims.Claim, p claims.LoadedProbe, e claims.Expectation) []string {
+func trapsOf(c claims.Claim, p probe.LoadedProbe, e expect.Expectation) []string {
 	var out []string
 	for _, path := range []string{e.Evidence, e.Minus, e.Other()} {
 		if w := waitTook(p, path); w != "" {
@@ -83,9 +85,9 @@ func trapsOf(c claims.Claim, p claims.LoadedProbe, e claims.Expectation) []strin
 }
 
 // waitTook warns about a wait's took read without since.
-func waitTook(p claims.LoadedProbe, path string) string {
+func waitTook(p probe.LoadedProbe, path string) string {
 	parts := strings.Split(path, ".")
-	if len(parts) != 3 || parts[0] != claims.StepsEvidence || parts[2] != "took" {
+	if len(parts) != 3 || parts[0] != probe.StepsEvidence || parts[2] != "took" {
 		return ""
 	}
 	names := p.StepNames()
@@ -101,7 +103,7 @@ func waitTook(p claims.LoadedProbe, path string) string {
 }
 
 // unseenOrder warns about an order of two times of one object observer.
-func unseenOrder(p claims.LoadedProbe, e claims.Expectation) string {
+func unseenOrder(p probe.LoadedProbe, e expect.Expectation) string {
 	if e.Before == "" && e.After == "" && e.Minus == "" && (e.SameAs == "" || e.Tolerance == nil) {
 		return ""
 	}
@@ -121,7 +123,7 @@ func unseenOrder(p claims.LoadedProbe, e claims.Expectation) string {
 
 // objectTime says whether path is a time of an object observer (a
 // version's or a change's at), and which.
-func objectTime(p claims.LoadedProbe, path string) (string, bool) {
+func objectTime(p probe.LoadedProbe, path string) (string, bool) {
 	parts := strings.Split(path, ".")
 	if len(parts) < 4 || parts[len(parts)-1] != "at" {
 		return "", false
@@ -134,7 +136,7 @@ func objectTime(p claims.LoadedProbe, path string) (string, bool) {
 	return parts[0], ok && (parts[1] == "versions" || parts[1] == "changes")
 }
 
-func observerNamed(p claims.LoadedProbe, name string) *claims.Observer {
+func observerNamed(p probe.LoadedProbe, name string) *probe.Observer {
 	for i := range p.Observe {
 		if p.Observe[i].Name == name {
 			return &p.Observe[i]
@@ -163,7 +165,7 @@ var Jitters = []Jitter{
 
 // jitterWindow warns about a range narrower than the jitter of the delay
 // the evidence measures.
-func jitterWindow(c claims.Claim, p claims.LoadedProbe, e claims.Expectation) string {
+func jitterWindow(c claims.Claim, p probe.LoadedProbe, e expect.Expectation) string {
 	lo, hi, ok := window(c, e)
 	if !ok || lo <= 0 {
 		return ""
@@ -189,9 +191,9 @@ func jitterWindow(c claims.Claim, p claims.LoadedProbe, e claims.Expectation) st
 }
 
 // window is an expectation's range: atLeast/atMost, or withinClaimed's.
-func window(c claims.Claim, e claims.Expectation) (lo, hi float64, ok bool) {
+func window(c claims.Claim, e expect.Expectation) (lo, hi float64, ok bool) {
 	if e.WithinClaimed {
-		r, err := claims.ParseClaimed(c.Claimed)
+		r, err := expect.ParseClaimed(c.Claimed)
 		if err != nil || r.AtLeast == nil || r.AtMost == nil {
 			return 0, 0, false
 		}

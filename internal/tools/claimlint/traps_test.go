@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims"
 )
 
 const trapFile = `apiVersion: kubeproof.io/v1alpha1
