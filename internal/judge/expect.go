@@ -5,14 +5,15 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims/evidence"
+	"github.com/kubeproof/kubeproof/claims/expect"
 )
 
 // holds reports whether the observed value v satisfies e.
-func holds(e claims.Expectation, v any) bool { return e.Holds(v) }
+func holds(e expect.Expectation, v any) bool { return e.Holds(v) }
 
 // lookup follows a dot-separated path through decoded JSON evidence.
-func lookup(evidence map[string]any, path string) (any, bool) { return claims.Lookup(evidence, path) }
+func lookup(observed map[string]any, path string) (any, bool) { return evidence.Lookup(observed, path) }
 
 // show renders an observed value compactly for reports.
 func show(v any) string {
@@ -21,10 +22,16 @@ func show(v any) string {
 		return fmt.Sprint(v)
 	}
 	s := string(data)
-	if len(s) > 300 {
-		s = s[:297] + "..."
+	// A value is shown whole, a message above all: its end is often its
+	// cause. Only a value too long to read in a line (a watch's every
+	// version) is cut, and claims.json keeps it whole.
+	if _, isString := v.(string); !isString && len(s) > maxShown {
+		s = s[:maxShown] + fmt.Sprintf("... (%d characters more: claims.json has it whole)", len(s)-maxShown)
 	}
 	return s
 }
+
+// maxShown is how much of a value other than a string a reason shows.
+const maxShown = 2000
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims/expect"
 )
 
 // Measurement is what a timing claim's number was measured as here.
@@ -34,7 +34,7 @@ type Measurement struct {
 // expectation stays refuted: that is a fact, not a number.
 func measured(r Result, specs map[string]SpecResult) Result {
 	var rangeObs *Observation
-	var rangeExp claims.Expectation
+	var rangeExp expect.Expectation
 	for i, e := range r.Claim.Expect {
 		if e.AtLeast == nil && e.AtMost == nil {
 			continue
@@ -51,7 +51,7 @@ func measured(r Result, specs map[string]SpecResult) Result {
 	if !ok {
 		return r
 	}
-	m := &Measurement{Evidence: rangeExp.Evidence, Claimed: r.Claim.Claimed, Low: rangeExp.AtLeast, High: rangeExp.AtMost, Value: value}
+	m := &Measurement{Evidence: rangeObs.lhs(), Claimed: r.Claim.Claimed, Low: rangeExp.AtLeast, High: rangeExp.AtMost, Value: value}
 	// A median's siblings are its spread: framework.Samples records
 	// median, min, max and n side by side.
 	if parent, field, ok := cutLast(rangeExp.Evidence); ok && field == "median" {

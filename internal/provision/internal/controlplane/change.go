@@ -11,7 +11,7 @@ import (
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 )
 
 // ChangeArgs is a component's command line changed as change says: its

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 )
 
 // Flags replace those of the same name; feature gates merge with the

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/controlplane"
 )
 

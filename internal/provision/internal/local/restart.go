@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/binaries"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/controlplane"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/process"
