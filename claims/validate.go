@@ -110,6 +110,7 @@ func (c *Catalog) Validate() error {
 			errs = append(errs, fmt.Sprintf("probe %s: ID must be lower-case letters, digits and dashes", p.ID))
 		}
 		errs = append(errs, p.Validate()...)
+		errs = append(errs, p.ValidateCluster()...)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid claims catalog:\n  %s", strings.Join(errs, "\n  "))

@@ -96,6 +96,9 @@ type Info struct {
 	// CNITraceLog is the file, on each node (NodeExec), where the pod
 	// network's kubeproof-cni-trace plugin logs every CNI call.
 	CNITraceLog string `json:"cniTraceLog,omitempty"`
+	// NodeLayout says where the nodes keep things (with NodeExec); nil
+	// when the provider does not know (a cluster it did not make).
+	NodeLayout *NodeLayout `json:"nodeLayout,omitempty"`
 	// Endpoints are the secure endpoints of control-plane components that
 	// this machine reaches (component name -> https://host:port), for
 	// their /metrics and /configz; a client certificate of system:masters

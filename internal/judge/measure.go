@@ -51,7 +51,7 @@ func measured(r Result, specs map[string]SpecResult) Result {
 	if !ok {
 		return r
 	}
-	m := &Measurement{Evidence: rangeExp.Evidence, Claimed: r.Claim.Claimed, Low: rangeExp.AtLeast, High: rangeExp.AtMost, Value: value}
+	m := &Measurement{Evidence: rangeObs.lhs(), Claimed: r.Claim.Claimed, Low: rangeExp.AtLeast, High: rangeExp.AtMost, Value: value}
 	// A median's siblings are its spread: framework.Samples records
 	// median, min, max and n side by side.
 	if parent, field, ok := cutLast(rangeExp.Evidence); ok && field == "median" {

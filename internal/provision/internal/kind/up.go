@@ -352,6 +352,8 @@ func (p *Provider) info(u *bringUp) *cluster.Info {
 		},
 		CA:          &cluster.KeyPairFiles{CertFile: l.pki("ca.crt"), KeyFile: l.pki("ca.key")},
 		CNITraceLog: cniTraceLog,
+		// kind's nodes are kubeadm's: everything where Kubernetes' docs say.
+		NodeLayout: new(cluster.StandardNodeLayout),
 		// The scheduler serves on the node's addresses (schedulerArgs).
 		Endpoints:         map[string]string{Scheduler: "https://" + net.JoinHostPort(u.cpIP, "10259")},
 		ContainerdAddress: "/run/containerd/containerd.sock",

@@ -107,9 +107,14 @@ func (p *Provider) info(bin binaries.Set) *cluster.Info {
 		ContainerdAddress: l.containerdSock(),
 		Ctr:               bin.Path("ctr"),
 		// The node shares this machine's filesystem, not its network:
-		// commands run here, in the node's network namespace.
-		NodeExec:    &cluster.NodeExecSpec{Prefix: []string{"ip", "netns", "exec", l.netns()}},
+		// commands run here, in the node's network namespace, as the
+		// node's components do (nsenter, not `ip netns exec`, which mounts
+		// a sysfs of its own and so hides /sys/fs/cgroup).
+		NodeExec:    &cluster.NodeExecSpec{Prefix: []string{"nsenter", "--net=" + l.netnsPath(), "--"}},
 		CNITraceLog: l.cniTraceLog(),
+		// The node keeps everything below the cluster's own directories.
+		NodeLayout: &cluster.NodeLayout{CNIConfDir: l.cniConfDir(), CNIBinDir: l.cniBinDir(), KubeletRoot: l.kubeletRoot(),
+			PodLogDir: l.podLogs(), StaticPodDir: l.staticPods(), ContainerdRoot: l.containerdRoot()},
 		Endpoints: map[string]string{
 			ControllerManager: "https://" + net.JoinHostPort(nw.hostIP.String(), strconv.Itoa(c.ControllerManagerPort)),
 			Scheduler:         "https://" + net.JoinHostPort(nw.hostIP.String(), strconv.Itoa(c.SchedulerPort)),
