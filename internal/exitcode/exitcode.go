@@ -41,6 +41,8 @@ const (
 	Forbidden Code = 11
 	// Registry: a registry could not be reached or refused a push.
 	Registry Code = 12
+	// Credentials: the cluster refused the kubeconfig's credentials (401).
+	Credentials Code = 13
 	// Interrupted: the user pressed Ctrl-C (128 + SIGINT, as shells do).
 	Interrupted Code = 130
 	// Terminated: SIGTERM, as a CI system sends when it cancels a job
@@ -77,6 +79,8 @@ func (c Code) String() string {
 		return "forbidden"
 	case Registry:
 		return "registry error"
+	case Credentials:
+		return "credentials refused"
 	case Interrupted:
 		return "interrupted"
 	case Terminated:

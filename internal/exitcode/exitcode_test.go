@@ -31,7 +31,7 @@ func TestDefaults(t *testing.T) {
 // Every code a user may see is distinct: CI tells them apart by number.
 func TestCodesAreDistinct(t *testing.T) {
 	seen := map[Code]bool{}
-	for _, c := range []Code{OK, SpecsFailed, Usage, Permission, Conflict, MissingTool, Kubeconfig, Unreachable, ClusterSetup, Internal, Refuted, Forbidden, Registry, Interrupted, Terminated} {
+	for _, c := range []Code{OK, SpecsFailed, Usage, Permission, Conflict, MissingTool, Kubeconfig, Unreachable, ClusterSetup, Internal, Refuted, Forbidden, Registry, Credentials, Interrupted, Terminated} {
 		if seen[c] {
 			t.Fatalf("code %d used twice", c)
 		}
