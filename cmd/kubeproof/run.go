@@ -16,6 +16,7 @@ import (
 	"github.com/kubeproof/kubeproof/internal/judge"
 	"github.com/kubeproof/kubeproof/internal/report"
 	"github.com/kubeproof/kubeproof/internal/runner"
+	"github.com/kubeproof/kubeproof/internal/tools/incluster"
 )
 
 type runOptions struct {
@@ -31,6 +32,10 @@ type runOptions struct {
 	rerunFailed string
 	// specs are how the spec processes run.
 	specs runner.Specs
+	// inCluster runs the specs in a Pod of the cluster; inClusterJob is
+	// set in that Pod (the run there).
+	inCluster    bool
+	inClusterJob string
 }
 
 func newRunCommand(o *options) *cobra.Command {
@@ -49,6 +54,7 @@ codes mean kubeproof itself could not do its job (see kubeproof --help).`,
 	}
 	addClusterFlags(cmd, o)
 	addRunFlags(cmd, r, "kubeproof-report")
+	addInClusterFlags(cmd, r)
 	cmd.Flags().StringVarP(&r.output, "output", "o", "table", "with --dry-run: how to print what would run, table or json")
 	return cmd
 }
@@ -104,12 +110,28 @@ func (r refutedOptions) junitRefutedFails() (bool, error) {
 	return false, exitcode.Errorf(exitcode.Usage, "--junit-refuted-as %q: want failure or passed", r.junitAs)
 }
 
-func run(cmd *cobra.Command, o *options, r *runOptions) error {
+func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
+	var in incluster.Options
+	if r.inCluster {
+		if in, err = inClusterArgs(cmd, o, r); err != nil {
+			return err
+		}
+	}
 	plan, stop, err := planRun(cmd, o, r)
 	if stop || err != nil {
 		return err
 	}
-	rep, err := runner.Run(cmd.Context(), plan)
+	var rep report.Report
+	switch {
+	case r.inClusterJob != "":
+		rep, err = incluster.Agent(cmd.Context(), r.inClusterJob, plan)
+	case r.inCluster:
+		if in, err = r.withPlan(in, plan); err == nil {
+			rep, err = incluster.Run(cmd.Context(), in)
+		}
+	default:
+		rep, err = runner.Run(cmd.Context(), plan)
+	}
 	if err != nil {
 		return err
 	}
@@ -245,7 +267,7 @@ for run.`,
 	cmd.Flags().StringVar(&dir, "report-dir", "kubeproof-report", "the run's report directory")
 	addRefutedFlags(cmd, &refuted)
 	sel.addFlags(cmd, true)
-	cmd.AddCommand(newReportDiffCommand(), newReportMergeCommand())
+	cmd.AddCommand(newReportDiffCommand(), newReportMergeCommand(), newReportPackCommand())
 	return cmd
 }
 

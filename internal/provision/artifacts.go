@@ -9,6 +9,7 @@ package provision
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/kubeproof/kubeproof/framework/images"
 	"github.com/kubeproof/kubeproof/internal/debpkg"
@@ -144,4 +145,38 @@ func CLIImage(ctx context.Context, r Releases, path, tag string, pr *progress.Pr
 		return err
 	}
 	return imagebuild.WriteArchive(path, tag, image)
+}
+
+// CLIRepository is the name of kubeproof's own image in a registry
+// (REG/kubeproof), beside the images the specs run.
+const CLIRepository = "kubeproof"
+
+// PushCLIImage builds kubeproof's own image (as CLIImage does) and puts it
+// into registry as REG/kubeproof:tag unless it is there with the same
+// digest; ref names it by digest, so that a node pulls this very image
+// whatever the tag names later.
+func PushCLIImage(ctx context.Context, r Releases, registry, tag string, insecure bool, pr *progress.Printer) (ref string, err error) {
+	programs, err := imagebuild.ProgramDir()
+	if err != nil {
+		return "", err
+	}
+	bin, err := r.binaries(ctx, pr)
+	if err != nil {
+		return "", err
+	}
+	image, err := imagebuild.CLI(programs, bin.Path("kubectl"))
+	if err != nil {
+		return "", err
+	}
+	repo := strings.TrimSuffix(registry, "/") + "/" + CLIRepository
+	digest, pushed, err := imagebuild.PushImage(ctx, image, repo+":"+tag, insecure)
+	if err != nil {
+		return "", err
+	}
+	state := "already there"
+	if pushed {
+		state = "pushed"
+	}
+	pr.Infof("%s:%s %s (%s)", repo, tag, state, digest)
+	return repo + "@" + digest.String(), nil
 }
