@@ -59,15 +59,18 @@ func (n names) checkAccess(ctx context.Context, client kubernetes.Interface, use
 	for _, r := range results {
 		allowed[r.Permission] = r.Allowed
 		if !r.Allowed && r.Permission != everything && r.Permission != escalate && r.Permission != bind {
-			missing = append(missing, r.Permission.String())
+			// The namespace is named once, below.
+			p := r.Permission
+			p.Namespace = ""
+			missing = append(missing, p.String())
 		}
 	}
 	if !allowed[everything] && !(allowed[escalate] && allowed[bind]) {
 		missing = append(missing, fmt.Sprintf("grant every permission (%s, or %s and %s)", everything, escalate, bind))
 	}
 	if len(missing) > 0 {
-		return exitcode.Errorf(exitcode.Forbidden, "%s may not %s, which a run inside the cluster needs (its ServiceAccount gets every permission, as a cluster admin has); nothing was changed",
-			user, strings.Join(missing, ", "))
+		return exitcode.Errorf(exitcode.Forbidden, "%s may not %s, which a run inside the cluster needs (in namespace %s and cluster-wide; its ServiceAccount gets every permission, as a cluster admin has); nothing was changed",
+			user, strings.Join(missing, ", "), n.namespace)
 	}
 	return nil
 }

@@ -96,15 +96,21 @@ func Run(ctx context.Context, o Options) (rep report.Report, err error) {
 	if err != nil {
 		return rep, err
 	}
-	// The registry first: one that cannot take the images fails the run
-	// before a cluster is made or changed.
-	if err := provision.PushWorkloads(ctx, req.Shape.CacheDir, req.Shape.ImageRegistry, req.Shape.InsecureRegistry, pr); err != nil {
-		return rep, err
+	push := func() (image string, err error) {
+		if err := provision.PushWorkloads(ctx, req.Shape.CacheDir, req.Shape.ImageRegistry, req.Shape.InsecureRegistry, pr); err != nil {
+			return "", err
+		}
+		releases := provision.Releases{KubernetesVersion: req.Shape.KubernetesVersion, EtcdVersion: req.Shape.EtcdVersion, CacheDir: req.Shape.CacheDir}
+		return provision.PushCLIImage(ctx, releases, req.Shape.ImageRegistry, o.Tag, req.Shape.InsecureRegistry, pr)
 	}
-	releases := provision.Releases{KubernetesVersion: req.Shape.KubernetesVersion, EtcdVersion: req.Shape.EtcdVersion, CacheDir: req.Shape.CacheDir}
-	image, err := provision.PushCLIImage(ctx, releases, req.Shape.ImageRegistry, o.Tag, req.Shape.InsecureRegistry, pr)
-	if err != nil {
-		return rep, err
+	// A cluster kubeproof makes is made once the registry took the
+	// images; on one that exists, the user's permissions are asked first,
+	// so that a user who may not start the run changes nothing anywhere.
+	var image string
+	if req.Makes() {
+		if image, err = push(); err != nil {
+			return rep, err
+		}
 	}
 	info, down, _, err := runner.ClusterFor(ctx, req, p, plan.Keep)
 	if err != nil {
@@ -122,6 +128,11 @@ func Run(ctx context.Context, o Options) (rep report.Report, err error) {
 	in := &inside{names: namesOf(o.RunID), cfg: cfg, client: client, pr: pr}
 	if err := in.checkAccess(ctx, client, runner.UserOf(ctx, cfg), len(secrets) > 0); err != nil {
 		return rep, err
+	}
+	if !req.Makes() {
+		if image, err = push(); err != nil {
+			return rep, err
+		}
 	}
 	job := Job{Cluster: info.Name, Provider: info.Provider, LoadedImages: info.Has(cluster.LoadImage), Disposable: info.Has(cluster.Disposable)}
 	// What is made is removed whatever happens next, also after Ctrl-C.
@@ -286,19 +297,27 @@ func (in *inside) remove(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("remove what the run in the cluster made: %w", err)
 	}
-	found, ferr := ownership.Find(ctx, dyn, in.runID)
-	if err := ownership.Remove(ctx, dyn, found); err != nil {
-		return fmt.Errorf("remove what the run in the cluster made (kubeproof cleanup --run %s removes the rest): %w", in.runID, err)
+	// What the specs left (a run inside stopped by a second Ctrl-C), then
+	// what this run made.
+	var found []ownership.Found
+	for _, id := range []string{in.runID, in.owner} {
+		f, ferr := ownership.Find(ctx, dyn, id)
+		if ferr != nil {
+			in.pr.Infof("some kinds could not be listed (%v): kubeproof cleanup --run %s removes what is left", ferr, id)
+		}
+		if err := ownership.Remove(ctx, dyn, f); err != nil {
+			return fmt.Errorf("remove what the run in the cluster made (kubeproof cleanup --run %s removes the rest): %w", id, err)
+		}
+		found = append(found, f...)
 	}
-	if err := namespace.AllGone(ctx, in.client, ownership.Selector(in.runID), removeTimeout); err != nil {
-		return fmt.Errorf("remove what the run in the cluster made: %w", err)
+	for _, id := range []string{in.runID, in.owner} {
+		if err := namespace.AllGone(ctx, in.client, ownership.Selector(id), removeTimeout); err != nil {
+			return fmt.Errorf("remove what the run in the cluster made: %w", err)
+		}
 	}
 	var what []string
 	for _, f := range found {
 		what = append(what, f.Resource.Resource+" "+f.Name)
-	}
-	if ferr != nil {
-		in.pr.Infof("some kinds could not be listed (%v): kubeproof cleanup --run %s", ferr, in.runID)
 	}
 	in.pr.Infof("removed what the run in the cluster made: %s", strings.Join(what, ", "))
 	return nil

@@ -94,8 +94,10 @@ func TestObjects(t *testing.T) {
 		"namespace": n.namespaceObject().Labels, "ClusterRole": n.clusterRole().Labels, "ClusterRoleBinding": n.clusterRoleBinding().Labels,
 		"Job": job.Labels, "the Job's Pods": job.Spec.Template.Labels,
 	} {
-		if labels[ownership.Label] != "42" {
-			t.Errorf("%s is not labelled %s=42: %v", what, ownership.Label, labels)
+		// Not the run inside's ID: its specs wait for that run's
+		// namespaces to go, and this one outlives them.
+		if labels[ownership.Label] != "in-cluster-42" {
+			t.Errorf("%s is not labelled %s=in-cluster-42: %v", what, ownership.Label, labels)
 		}
 	}
 	// Every kind made outside the namespace is one cleanup looks for.

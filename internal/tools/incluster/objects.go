@@ -59,15 +59,19 @@ type Job struct {
 
 // names are the objects of one run inside, all named after its run ID.
 type names struct {
-	runID     string
+	// runID is the run inside's: its specs label what they make with it.
+	runID string
+	// owner labels what the run outside makes: not runID, whose
+	// namespaces the specs wait to be gone before they end.
+	owner     string
 	namespace string
-	// role names the ClusterRole and its binding, and the Job.
+	// role names the ClusterRole and its binding.
 	role string
 }
 
 func namesOf(runID string) names {
-	n := "kubeproof-run-" + runID
-	return names{runID: runID, namespace: n, role: n}
+	owner := "in-cluster-" + runID
+	return names{runID: runID, owner: owner, namespace: "kubeproof-" + owner, role: "kubeproof-" + owner}
 }
 
 const (
@@ -79,7 +83,7 @@ const (
 )
 
 func (n names) meta(name string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: name, Labels: ownership.Labels(n.runID)}
+	return metav1.ObjectMeta{Name: name, Labels: ownership.Labels(n.owner)}
 }
 
 func (n names) inNamespace(name string) metav1.ObjectMeta {
@@ -212,7 +216,7 @@ func (n names) job(image string, args []string, files, secrets []carried, deadli
 			// on its own; `kubeproof cleanup` removes what is left.
 			ActiveDeadlineSeconds: ptr.To(deadline),
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: ownership.Labels(n.runID)},
+				ObjectMeta: metav1.ObjectMeta{Labels: ownership.Labels(n.owner)},
 				Spec:       pod,
 			},
 		},
