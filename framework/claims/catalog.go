@@ -117,6 +117,9 @@ type Claim struct {
 	// Conditional lists conditions under which the claim holds when Expect
 	// does not: the verdict is then "conditional" with that condition.
 	Conditional []Alternative `json:"conditional,omitempty"`
+	// Readings are other ways to decide the claim, tried in order where the
+	// cluster lacks a capability its own needs (Reading).
+	Readings []Reading `json:"readings,omitempty"`
 	// Context are evidence paths shown beside the verdict to explain it,
 	// without deciding it.
 	Context []string `json:"context,omitempty"`
@@ -423,6 +426,9 @@ func (c *Catalog) Validate() error {
 		}
 		for _, err := range cl.validateRelations() {
 			bad("%v", err)
+		}
+		for _, b := range cl.validateReadings() {
+			bad("%s", b)
 		}
 		for _, alt := range cl.Conditional {
 			if alt.Condition == "" || len(alt.Expect) == 0 {

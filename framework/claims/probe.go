@@ -412,7 +412,7 @@ var StoppableComponents = []string{"etcd", "kube-controller-manager", "kube-sche
 // requiring it).
 func CheckProbeNeeds(cat *Catalog) []error {
 	var errs []error
-	for _, c := range cat.Claims {
+	for _, c := range WithReadings(cat.Claims) {
 		paths := slices.Clone(c.Context)
 		for _, e := range c.Expect {
 			paths = append(paths, e.Evidence)

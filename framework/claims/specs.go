@@ -131,6 +131,11 @@ func Locate(c Claim, specs []SpecInfo, decls []EvidenceDecl) ([]SpecPlace, []Evi
 			reads = append(reads, read{e.Evidence, e.Spec})
 		}
 	}
+	for _, r := range c.Readings {
+		for _, e := range r.Expect {
+			reads = append(reads, read{e.Evidence, e.Spec})
+		}
+	}
 	for _, p := range c.Context {
 		reads = append(reads, read{p, ""})
 	}

@@ -48,6 +48,9 @@ type Result struct {
 	// Measurement is a timing claim's measured value beside the
 	// document's number (set when the value was observed).
 	Measurement *Measurement `json:"measurement,omitempty"`
+	// Reading names the claim's reading that decided it (claims.Reading),
+	// where the cluster lacked what its own needs; empty for its own.
+	Reading string `json:"reading,omitempty"`
 }
 
 // Claims gives every claim its verdict from the specs' results on the cluster
@@ -68,7 +71,49 @@ func judge(c claims.Claim, specs map[string]SpecResult, info *cluster.Info) Resu
 		r = measured(r, specs)
 	}
 	r.Claim = c
+	if r.Verdict == NotCheckable && lacks(info, c.Requires) != "" {
+		r = byReading(c, r, specs, info)
+	}
 	return r
+}
+
+// lacks names the first of the capabilities the cluster lacks ("" if it
+// has them all, or nothing is known of it).
+func lacks(info *cluster.Info, needs []cluster.Capability) cluster.Capability {
+	for _, need := range needs {
+		if info != nil && !info.Has(need) {
+			return need
+		}
+	}
+	return ""
+}
+
+// byReading decides a claim whose own reading needs what the cluster
+// lacks by the first of its other readings the cluster can give whose
+// expectations all hold: what it sees confirms the sentence. One that does
+// not hold refutes nothing (a field manager or an Event is a client's word
+// for what it did, and a client may word it otherwise): the claim stays
+// not checkable (own), its reason saying what the reading saw.
+func byReading(c claims.Claim, own Result, specs map[string]SpecResult, info *cluster.Info) Result {
+	var saw []string
+	for _, reading := range c.Readings {
+		if lacks(info, reading.Requires) != "" {
+			continue
+		}
+		r := judgeFacts(c.As(reading), specs, info)
+		switch r.Verdict {
+		case Confirmed, Error:
+			r.Claim, r.Reading = c, reading.Name
+			r.Reason = fmt.Sprintf("by its reading %s, as the cluster lacks %s (%s): %s", reading.Name, lacks(info, c.Requires), reading.Sees, r.Reason)
+			return r
+		case Refuted:
+			saw = append(saw, fmt.Sprintf("its reading %s (%s) did not confirm it, which refutes nothing: %s", reading.Name, reading.Sees, joinObs(r.Observations, false)))
+		}
+	}
+	if len(saw) > 0 {
+		own.Reason += "; " + strings.Join(saw, "; ")
+	}
+	return own
 }
 
 // judgeFacts holds a claim's expectations against the evidence.

@@ -36,11 +36,14 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/ownership"
+	"github.com/kubeproof/kubeproof/internal/provision"
 	"github.com/kubeproof/kubeproof/internal/report"
 )
 
@@ -162,7 +165,14 @@ func (o *output) String() string {
 // run runs kubeproof and returns its exit code and output.
 func (e *env) run(t *testing.T, args ...string) (int, string) {
 	t.Helper()
+	return e.runWith(t, nil, args...)
+}
+
+// runWith runs kubeproof with extra environment variables.
+func (e *env) runWith(t *testing.T, environ []string, args ...string) (int, string) {
+	t.Helper()
 	cmd := exec.Command(e.kp, args...)
+	cmd.Env = append(os.Environ(), environ...)
 	out := &output{}
 	cmd.Stdout, cmd.Stderr = out, out
 	err := cmd.Run()
@@ -245,11 +255,21 @@ func TestInCluster(t *testing.T) {
 // names a capability one run has and the other lacks.
 func (e *env) sameVerdicts(t *testing.T) {
 	outside, inside := t.TempDir(), t.TempDir()
+	if keep := os.Getenv("KUBEPROOF_INCLUSTER_OUT"); keep != "" {
+		outside, inside = filepath.Join(keep, "outside"), filepath.Join(keep, "inside")
+	}
+	// Like with like: both runs as one user, who has a token (as the
+	// run inside has its ServiceAccount's), with kubectl of the release the
+	// run inside carries. A client certificate and this machine's kubectl
+	// change verdicts that follow them (004-KUBECTL-POST: its condition
+	// names the token), whichever side of the cluster the run is on.
+	admin := e.adminWithToken(t)
+	path := "PATH=" + filepath.Join(provision.DefaultCacheDir(), "binaries", "kubernetes-"+provision.DefaultKubernetesVersion) + string(os.PathListSeparator) + os.Getenv("PATH")
 	began := time.Now()
-	codeOut, logOut := e.run(t, append([]string{"run", "--report-dir", outside}, e.runFlags(e.kubeconfig)...)...)
+	codeOut, logOut := e.runWith(t, []string{path}, append([]string{"run", "--report-dir", outside}, e.runFlags(admin)...)...)
 	t.Logf("from outside: exit %d in %s", codeOut, time.Since(began).Round(time.Second))
 	began = time.Now()
-	codeIn, logIn := e.run(t, append([]string{"run", "--in-cluster", "--report-dir", inside}, e.runFlags(e.kubeconfig)...)...)
+	codeIn, logIn := e.run(t, append([]string{"run", "--in-cluster", "--report-dir", inside}, e.runFlags(admin)...)...)
 	t.Logf("from inside: exit %d in %s", codeIn, time.Since(began).Round(time.Second))
 	if codeOut > 1 || codeIn > 1 || codeOut != codeIn {
 		t.Errorf("exit codes: %d from outside, %d from inside; want the same, 0 or 1\n--- outside:\n%s\n--- inside:\n%s", codeOut, codeIn, tail(logOut), tail(logIn))
@@ -498,6 +518,33 @@ func (e *env) kubeconfigWithToken(t *testing.T, token string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// adminWithToken is a kubeconfig of a ServiceAccount bound to
+// cluster-admin, with a token for two hours; both go when the test ends.
+func (e *env) adminWithToken(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	sa, err := e.client.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{GenerateName: "kp-admin-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.client.CoreV1().ServiceAccounts("default").Delete(ctx, sa.Name, metav1.DeleteOptions{}) })
+	b, err := e.client.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: sa.Name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: "default"}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.client.RbacV1().ClusterRoleBindings().Delete(ctx, b.Name, metav1.DeleteOptions{}) })
+	tok, err := e.client.CoreV1().ServiceAccounts("default").CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](7200)}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.kubeconfigWithToken(t, tok.Status.Token)
 }
 
 // b64 is a CA for a kubeconfig: its data, or its file's.
