@@ -83,7 +83,6 @@ func (c Claim) validateReadings() []string {
 	return bad
 }
 
-
 // WithReadings lists each claim, then each of its readings as the claim
 // reads it (As): the checks of what claims read (evidence paths, the
 // capabilities a probe's observer needs) hold for every reading.

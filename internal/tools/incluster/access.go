@@ -65,7 +65,7 @@ func (n names) checkAccess(ctx context.Context, client kubernetes.Interface, use
 			missing = append(missing, p.String())
 		}
 	}
-	if !allowed[everything] && !(allowed[escalate] && allowed[bind]) {
+	if granted := allowed[everything] || (allowed[escalate] && allowed[bind]); !granted {
 		missing = append(missing, fmt.Sprintf("grant every permission (%s, or %s and %s)", everything, escalate, bind))
 	}
 	if len(missing) > 0 {
