@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/internal/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/provision"
 	"github.com/kubeproof/kubeproof/internal/runner"
 	"github.com/kubeproof/kubeproof/internal/tools/incluster"
 )
@@ -23,7 +24,7 @@ import (
 // there.
 func addInClusterFlags(cmd *cobra.Command, r *runOptions) {
 	f := cmd.Flags()
-	f.BoolVar(&r.inCluster, "in-cluster", false, "run the specs in a Pod of the cluster (a Job with a ServiceAccount of its own), stream their output, copy the report directory back and remove what was made; kubeproof's image goes to --image-registry")
+	f.BoolVar(&r.inCluster, "in-cluster", false, "run the specs in a Pod of the cluster (a Job with a ServiceAccount of its own), stream their output, copy the report directory back and remove what was made; kubeproof's image goes to --image-registry, or into the nodes of a cluster kubeproof made")
 	f.StringVar(&r.inClusterJob, "in-cluster-job", "", "the run in the cluster that --in-cluster starts: what the run outside knew of the cluster")
 	_ = f.MarkHidden("in-cluster-job")
 }
@@ -48,8 +49,10 @@ func inClusterArgs(cmd *cobra.Command, o *options, r *runOptions) (incluster.Opt
 	if r.inClusterJob != "" {
 		return in, exitcode.Errorf(exitcode.Usage, "--in-cluster-job is the run that --in-cluster starts, not a flag of its own")
 	}
-	if o.Shape.ImageRegistry == "" {
-		return in, exitcode.Errorf(exitcode.Usage, "--in-cluster needs --image-registry: a registry the nodes pull kubeproof's own image from (`kubeproof registry serve` runs one on this machine)")
+	// A cluster kubeproof makes gets kubeproof's image loaded into its
+	// nodes; one it did not make pulls it.
+	if p, err := provision.Lookup(o.Provider); err == nil && !p.Makes && o.Shape.ImageRegistry == "" {
+		return in, exitcode.Errorf(exitcode.Usage, "--in-cluster on a cluster kubeproof did not make needs --image-registry: a registry its nodes pull kubeproof's own image from (`kubeproof registry serve` runs one on this machine)")
 	}
 	args := []string{"run", "--in-cluster-job=" + incluster.JobFile, "--provider=kubeconfig", "--report-dir=" + incluster.ReportDir}
 	var bad error

@@ -72,7 +72,7 @@ func TestInClusterArgs(t *testing.T) {
 // What the run inside would not honour is refused before anything runs.
 func TestInClusterRefuses(t *testing.T) {
 	for _, args := range [][]string{
-		{"--in-cluster"},
+		{"--in-cluster", "--provider", "kubeconfig"},
 		{"--in-cluster", "--image-registry", "r/kp", "--keep-namespaces-on-failure"},
 		{"--in-cluster", "--image-registry", "r/kp", "--in-cluster-job", "/job.json"},
 	} {

@@ -85,9 +85,6 @@ func Run(ctx context.Context, o Options) (rep report.Report, err error) {
 	plan := o.Plan
 	req := plan.Cluster
 	req.Shape.Ephemeral = !plan.Keep
-	if req.Shape.ImageRegistry == "" {
-		return rep, exitcode.Errorf(exitcode.Usage, "run --in-cluster needs --image-registry: a registry the nodes pull kubeproof's own image from (`kubeproof registry serve` runs one on this machine)")
-	}
 	p, err := runner.NewProvider(ctx, req, pr)
 	if err != nil {
 		return rep, err
@@ -96,11 +93,18 @@ func Run(ctx context.Context, o Options) (rep report.Report, err error) {
 	if err != nil {
 		return rep, err
 	}
+	releases := provision.Releases{KubernetesVersion: req.Shape.KubernetesVersion, EtcdVersion: req.Shape.EtcdVersion, CacheDir: req.Shape.CacheDir}
+	// kubeproof's image reaches the nodes through the registry, or is
+	// loaded into the nodes of a cluster kubeproof made, beside its other
+	// images.
+	registry := req.Shape.ImageRegistry
 	push := func() (image string, err error) {
+		if registry == "" {
+			return "", nil
+		}
 		if err := provision.PushWorkloads(ctx, req.Shape.CacheDir, req.Shape.ImageRegistry, req.Shape.InsecureRegistry, pr); err != nil {
 			return "", err
 		}
-		releases := provision.Releases{KubernetesVersion: req.Shape.KubernetesVersion, EtcdVersion: req.Shape.EtcdVersion, CacheDir: req.Shape.CacheDir}
 		return provision.PushCLIImage(ctx, releases, req.Shape.ImageRegistry, o.Tag, req.Shape.InsecureRegistry, pr)
 	}
 	// A cluster kubeproof makes is made once the registry took the
@@ -131,6 +135,14 @@ func Run(ctx context.Context, o Options) (rep report.Report, err error) {
 	}
 	if !req.Makes() {
 		if image, err = push(); err != nil {
+			return rep, err
+		}
+	}
+	if registry == "" {
+		if !info.Has(cluster.LoadImage) {
+			return rep, exitcode.Errorf(exitcode.Usage, "run --in-cluster needs --image-registry, a registry the nodes pull kubeproof's image from: %s", info.Missing(cluster.LoadImage))
+		}
+		if image, err = provision.LoadCLIImage(ctx, p, releases, pr); err != nil {
 			return rep, err
 		}
 	}
