@@ -107,7 +107,11 @@ func byReading(c claims.Claim, own Result, specs map[string]SpecResult, info *cl
 			r.Reason = fmt.Sprintf("by its reading %s, as the cluster lacks %s (%s): %s", reading.Name, lacks(info, c.Requires), reading.Sees, r.Reason)
 			return r
 		case Refuted:
-			saw = append(saw, fmt.Sprintf("its reading %s (%s) did not confirm it, which refutes nothing: %s", reading.Name, reading.Sees, joinObs(r.Observations, false)))
+			var seen []string
+			for _, o := range failing(r.Observations) {
+				seen = append(seen, fmt.Sprintf("%s = %s where the reading wants %s", o.Evidence, show(o.Observed), o.Want))
+			}
+			saw = append(saw, fmt.Sprintf("its reading %s (%s) did not confirm it, which refutes nothing: %s", reading.Name, reading.Sees, strings.Join(seen, "; ")))
 		}
 	}
 	if len(saw) > 0 {

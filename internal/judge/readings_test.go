@@ -44,6 +44,7 @@ func TestReadings(t *testing.T) {
 	}{
 		{"the API reading confirms", info(), `{"fieldManagers":{"statusBy":["kubelet"]}}`, Confirmed, "api", "by its reading api, as the cluster lacks AuditLog"},
 		{"a reading that does not hold refutes nothing", info(), `{"fieldManagers":{"statusBy":["k3s"]}}`, NotCheckable, "", "its reading api (the field manager of the Pod's status, a client's name) did not confirm it"},
+		{"a reading that does not hold names what the reading wants, not the document", info(), `{"fieldManagers":{"statusBy":["k3s"]}}`, NotCheckable, "", `fieldManagers.statusBy = ["k3s"] where the reading wants contains "kubelet"`},
 		{"the claim's own reading where the cluster has it", info(cluster.AuditLog), `{"statusWrites":{"byKubelet":false},"fieldManagers":{"statusBy":["kubelet"]}}`, Refuted, "", "statusWrites.byKubelet = false"},
 		{"a reading's evidence missing is a harness bug", info(), `{}`, Error, "api", "fieldManagers.statusBy"},
 	} {
