@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/expect"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 )
 
 // readingClaim reads the audit log, or the Pod's field managers where the
@@ -15,9 +16,9 @@ func readingClaim() claims.Claim {
 	eq := func(v string) *json.RawMessage { r := json.RawMessage(v); return &r }
 	return claims.Claim{ID: "X-STATUS", Kind: claims.Behaviour, Specs: []string{"spec-a"},
 		Requires: []cluster.Capability{cluster.AuditLog},
-		Expect:   []claims.Expectation{{Evidence: "statusWrites.byKubelet", Equals: eq("true")}},
+		Expect:   []expect.Expectation{{Evidence: "statusWrites.byKubelet", Equals: eq("true")}},
 		Readings: []claims.Reading{{Name: "api", Sees: "the field manager of the Pod's status, a client's name",
-			Expect: []claims.Expectation{{Evidence: "fieldManagers.statusBy", Contains: eq(`"kubelet"`)}}}},
+			Expect: []expect.Expectation{{Evidence: "fieldManagers.statusBy", Contains: eq(`"kubelet"`)}}}},
 	}
 }
 

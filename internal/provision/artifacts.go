@@ -13,10 +13,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/images"
-	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/contract/cluster"
+	"github.com/kubeproof/kubeproof/contract/images"
 	"github.com/kubeproof/kubeproof/internal/debpkg"
+	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/binaries"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/imagebuild"

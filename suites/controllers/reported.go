@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/kube/observe"
 )
 
 // What the controllers reported doing, in the Events they record: the name

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/kube/observe"
 )
 
 // The steps of a rollout as the API shows them: the changes of the

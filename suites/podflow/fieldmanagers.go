@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/kube/observe"
 )
 
 // Who wrote the Pod, as the API itself shows it: the field manager of each

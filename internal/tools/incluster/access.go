@@ -7,8 +7,8 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubeproof/kubeproof/framework/access"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/kube/access"
 )
 
 // needs are the permissions the run outside needs to start, watch, read

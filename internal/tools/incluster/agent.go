@@ -18,12 +18,12 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	watchtools "k8s.io/client-go/tools/watch"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/provision"
 	"github.com/kubeproof/kubeproof/internal/report"
 	"github.com/kubeproof/kubeproof/internal/runner"
+	"github.com/kubeproof/kubeproof/kube/observe"
 )
 
 // serviceAccountDir is where a Pod finds its ServiceAccount's token and

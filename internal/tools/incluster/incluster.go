@@ -34,14 +34,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/namespace"
-	"github.com/kubeproof/kubeproof/framework/ownership"
+	"github.com/kubeproof/kubeproof/contract/cluster"
+	"github.com/kubeproof/kubeproof/contract/ownership"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
 	"github.com/kubeproof/kubeproof/internal/provision"
 	"github.com/kubeproof/kubeproof/internal/report"
 	"github.com/kubeproof/kubeproof/internal/runner"
+	"github.com/kubeproof/kubeproof/kube/namespace"
 )
 
 // Options are a run inside the cluster, as the run outside starts it.

@@ -35,8 +35,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/ownership"
+	"github.com/kubeproof/kubeproof/contract/cluster"
+	"github.com/kubeproof/kubeproof/contract/ownership"
 	"github.com/kubeproof/kubeproof/internal/provision"
 	"github.com/kubeproof/kubeproof/internal/report"
 )

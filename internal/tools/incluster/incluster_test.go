@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubeproof/kubeproof/framework/ownership"
-	"github.com/kubeproof/kubeproof/framework/podsecurity"
-	"github.com/kubeproof/kubeproof/framework/podsecurity/podsecuritytest"
+	"github.com/kubeproof/kubeproof/contract/ownership"
+	"github.com/kubeproof/kubeproof/kube/podsecurity"
+	"github.com/kubeproof/kubeproof/kube/podsecurity/podsecuritytest"
 )
 
 // A report directory packed in the Pod comes out the same, without the

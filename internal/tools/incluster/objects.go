@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubeproof/kubeproof/framework/ownership"
-	"github.com/kubeproof/kubeproof/framework/podsecurity"
+	"github.com/kubeproof/kubeproof/contract/ownership"
+	"github.com/kubeproof/kubeproof/kube/podsecurity"
 )
 
 // Where the Pod keeps what the run inside reads and writes.

@@ -15,10 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubeproof/kubeproof/framework/observe"
-	"github.com/kubeproof/kubeproof/framework/podstate"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/runner"
+	"github.com/kubeproof/kubeproof/kube/observe"
+	"github.com/kubeproof/kubeproof/kube/podstate"
 )
 
 // jobNameLabel is the label the Job controller puts on the Job's Pods.

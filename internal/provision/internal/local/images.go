@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/binaries"
 )
 
