@@ -42,7 +42,8 @@ const (
 	// Registry: a registry could not be reached or refused a push.
 	Registry Code = 12
 	// Credentials: the cluster refused the kubeconfig's credentials (401).
-	Credentials Code = 13
+	// 13 and 14 are the claims' codes (an error verdict, a claims file's problems).
+	Credentials Code = 15
 	// Interrupted: the user pressed Ctrl-C (128 + SIGINT, as shells do).
 	Interrupted Code = 130
 	// Terminated: SIGTERM, as a CI system sends when it cancels a job

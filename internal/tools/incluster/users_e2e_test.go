@@ -52,7 +52,7 @@ func (e *env) badInput(t *testing.T) {
 		{"a user without RBAC", append([]string{"run"}, e.runFlags(nobody)...), 11, []string{"may not create namespaces, delete namespaces"}},
 		{"a user without RBAC, in the cluster", append([]string{"run", "--in-cluster"}, e.runFlags(nobody)...), 11,
 			[]string{"create namespaces", "create clusterroles", "create jobs.batch", "create pods/exec", "grant every permission"}},
-		{"credentials refused", append([]string{"run"}, e.runFlags(refused)...), 13, []string{"401"}},
+		{"credentials refused", append([]string{"run"}, e.runFlags(refused)...), 15, []string{"401"}},
 		{"a context that does not exist", append([]string{"run", "--context", "nope"}, e.runFlags(e.kubeconfig)...), 6, []string{`"nope"`}},
 		{"a registry that does not answer, in the cluster", append([]string{"run", "--in-cluster", "--image-registry", "127.0.0.1:1/kubeproof"}, e.runFlags(e.kubeconfig)[:4]...), 12, []string{"image registry"}},
 	} {
