@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/kubeproof/kubeproof/internal/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/provision"
+	"github.com/kubeproof/kubeproof/internal/report"
 	"github.com/kubeproof/kubeproof/internal/runner"
 	"github.com/kubeproof/kubeproof/internal/tools/incluster"
 )
@@ -39,6 +41,30 @@ var (
 	carriedFlags = []string{"claims-file", "document", "image-pull-secret"}
 	outsideFlags = []string{"in-cluster", "keep", "report-dir", "rerun-failed", "dry-run", "output"}
 )
+
+// inClusterOptions are the options of a run --in-cluster starts (none
+// without the flag), checked before anything is planned.
+func (r *runOptions) inClusterOptions(cmd *cobra.Command, o *options) (incluster.Options, error) {
+	if !r.inCluster {
+		return incluster.Options{}, nil
+	}
+	return inClusterArgs(cmd, o, r)
+}
+
+// execute runs the plan here, through a Job in the cluster (--in-cluster,
+// whose options in holds), or as that Job's run (--in-cluster-job).
+func execute(ctx context.Context, r *runOptions, in incluster.Options, plan runner.Plan) (rep report.Report, err error) {
+	switch {
+	case r.inClusterJob != "":
+		return incluster.Agent(ctx, r.inClusterJob, plan)
+	case r.inCluster:
+		if in, err = r.withPlan(in, plan); err != nil {
+			return rep, err
+		}
+		return incluster.Run(ctx, in)
+	}
+	return runner.Run(ctx, plan)
+}
 
 // inClusterArgs turns run's flags into a run inside the cluster, before
 // anything is planned: the arguments of `kubeproof run` there (with the

@@ -16,7 +16,6 @@ import (
 	"github.com/kubeproof/kubeproof/internal/judge"
 	"github.com/kubeproof/kubeproof/internal/report"
 	"github.com/kubeproof/kubeproof/internal/runner"
-	"github.com/kubeproof/kubeproof/internal/tools/incluster"
 )
 
 type runOptions struct {
@@ -110,28 +109,16 @@ func (r refutedOptions) junitRefutedFails() (bool, error) {
 	return false, exitcode.Errorf(exitcode.Usage, "--junit-refuted-as %q: want failure or passed", r.junitAs)
 }
 
-func run(cmd *cobra.Command, o *options, r *runOptions) (err error) {
-	var in incluster.Options
-	if r.inCluster {
-		if in, err = inClusterArgs(cmd, o, r); err != nil {
-			return err
-		}
+func run(cmd *cobra.Command, o *options, r *runOptions) error {
+	in, err := r.inClusterOptions(cmd, o)
+	if err != nil {
+		return err
 	}
 	plan, stop, err := planRun(cmd, o, r)
 	if stop || err != nil {
 		return err
 	}
-	var rep report.Report
-	switch {
-	case r.inClusterJob != "":
-		rep, err = incluster.Agent(cmd.Context(), r.inClusterJob, plan)
-	case r.inCluster:
-		if in, err = r.withPlan(in, plan); err == nil {
-			rep, err = incluster.Run(cmd.Context(), in)
-		}
-	default:
-		rep, err = runner.Run(cmd.Context(), plan)
-	}
+	rep, err := execute(cmd.Context(), r, in, plan)
 	if err != nil {
 		return err
 	}
