@@ -23,7 +23,7 @@ func CheckEvidence(cat *Catalog, decls []evidence.EvidenceDecl) []error {
 		bySpec[d.Spec][d.Name] = d.Type
 	}
 	var errs []error
-	for _, c := range cat.Claims {
+	for _, c := range WithReadings(cat.Claims) {
 		if !c.Checked() {
 			continue
 		}

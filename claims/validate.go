@@ -88,6 +88,9 @@ func (c *Catalog) Validate() error {
 		for _, err := range cl.validateRelations() {
 			bad("%v", err)
 		}
+		for _, b := range cl.validateReadings() {
+			bad("%s", b)
+		}
 		for _, alt := range cl.Conditional {
 			if alt.Condition == "" || len(alt.Expect) == 0 {
 				bad("a conditional alternative needs a condition and expectations")

@@ -127,3 +127,11 @@ type ExtraComponentStarter interface {
 	// it.
 	StartExtraComponent(ctx context.Context, component, name string, args []string) (stop func() error, err error)
 }
+
+// ImageLoader is a provider that can put an image into every node of its
+// cluster from a docker archive, as it puts kubeproof's images there when
+// it makes the cluster: a run inside the cluster (run --in-cluster) gets
+// kubeproof's own image so, without a registry.
+type ImageLoader interface {
+	LoadImageArchive(ctx context.Context, archive string) error
+}

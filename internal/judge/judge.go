@@ -24,6 +24,9 @@ type Result struct {
 	// Measurement is a timing claim's measured value beside the
 	// document's number (set when the value was observed).
 	Measurement *Measurement `json:"measurement,omitempty"`
+	// Reading names the claim's reading that decided it (claims.Reading),
+	// where the cluster lacked what its own needs; empty for its own.
+	Reading string `json:"reading,omitempty"`
 }
 
 // Claims gives every claim its verdict from the specs' results on the cluster
@@ -44,6 +47,9 @@ func judge(c claims.Claim, specs map[string]SpecResult, info *cluster.Info) Resu
 		r = measured(r, specs)
 	}
 	r.Claim = c
+	if r.Verdict == NotCheckable && lacks(info, c.Requires) != "" {
+		r = byReading(c, r, specs, info)
+	}
 	if d := droppedFields(r, specs); d != "" {
 		r.Reason += "; " + d
 	}

@@ -40,6 +40,9 @@ type (
 	Local = config.Local
 	// Kind are the kind provider's options.
 	Kind = config.Kind
+	// InCluster is what a run outside the cluster tells the run it starts
+	// in a Pod there (Existing.InCluster).
+	InCluster = config.InCluster
 )
 
 // Defaults of what a cluster is made with.
@@ -113,6 +116,7 @@ var providers = []Provider{
 		new: func(o Options) (cluster.Provider, error) {
 			p := kubeconfig.New(o.Existing.Kubeconfig, o.Existing.Context)
 			p.Disposable = o.Existing.Disposable
+			p.InCluster = o.Existing.InCluster
 			return p, nil
 		},
 		// A spec process given only a kubeconfig opens it to learn what

@@ -36,6 +36,10 @@ type Plan struct {
 	// ReportDir is absolute.
 	ReportDir    string
 	RefutedFails bool
+	// ImagesPushed: the images the specs run are in the registry already
+	// (a run inside the cluster, whose starter pushed them from where it
+	// reaches the registry).
+	ImagesPushed bool
 }
 
 // newProvider is NewProvider; the engine's tests give it a fake.
@@ -56,7 +60,7 @@ func Run(ctx context.Context, plan Plan) (rep report.Report, err error) {
 	}
 	// The registry first: one that cannot take our images fails the run
 	// before a cluster is made.
-	if req.Shape.ImageRegistry != "" {
+	if req.Shape.ImageRegistry != "" && !plan.ImagesPushed {
 		if err := provision.PushWorkloads(ctx, req.Shape.CacheDir, req.Shape.ImageRegistry, req.Shape.InsecureRegistry, pr); err != nil {
 			return rep, err
 		}

@@ -112,6 +112,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 			ginkgo.By("the Pod turns Ready")
 			rd := framework.ReadyPod(ctx, pods, podName)
 			recordReady(rd.Pod)
+			recordFieldManagers(pods.Events(), podName)
 			order.Record(orderEvidence{StoredBeforeBound: first.Index < b.Index, BoundBeforeRunning: b.Index < r.Index, RunningBeforeReady: r.Index <= rd.Index})
 
 			ginkgo.By("kubectl get pods shows the reported status")

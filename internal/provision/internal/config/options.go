@@ -27,6 +27,19 @@ type Existing struct {
 	// Disposable: the cluster is used by nobody else, so specs that
 	// disturb other users may run.
 	Disposable bool
+	// InCluster, when set, says that kubeproof runs in a Pod of the
+	// cluster, started by a run outside it (run --in-cluster).
+	InCluster *InCluster
+}
+
+// InCluster is what a run outside the cluster knew of it that holds
+// inside too, for the run it started in a Pod there.
+type InCluster struct {
+	// Provider is the outer run's provider.
+	Provider string
+	// LoadedImages: the nodes have kubeproof's images loaded (the outer
+	// run's cluster had LoadImage).
+	LoadedImages bool
 }
 
 // Local are the options of the local provider's clusters.

@@ -52,24 +52,37 @@ func Load(img images.Image, programDir, cacheDir string) (Built, error) {
 // ~/.docker/config.json); insecure allows a registry that speaks plain HTTP.
 func (b Built) Push(ctx context.Context, registry string, insecure bool) (ref string, pushed bool, err error) {
 	ref = images.InRegistry(b.Image, registry)
+	_, pushed, err = PushImage(ctx, b.image, ref, insecure)
+	return ref, pushed, err
+}
+
+// PushImage puts image at ref unless it is there already with the same
+// digest, and returns its digest and whether it pushed. Credentials come
+// from the Docker config keychain ($DOCKER_CONFIG, ~/.docker/config.json);
+// insecure allows a registry that speaks plain HTTP.
+func PushImage(ctx context.Context, image v1.Image, ref string, insecure bool) (digest v1.Hash, pushed bool, err error) {
+	digest, err = image.Digest()
+	if err != nil {
+		return digest, false, fmt.Errorf("digest of image %s: %w", ref, err)
+	}
 	var opts []name.Option
 	if insecure {
 		opts = append(opts, name.Insecure)
 	}
 	tag, err := name.NewTag(ref, opts...)
 	if err != nil {
-		return ref, false, exitcode.Errorf(exitcode.Usage, "--registry %q: %v", registry, err)
+		return digest, false, exitcode.Errorf(exitcode.Usage, "--registry: image %q: %v", ref, err)
 	}
 	remoteOpts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)}
-	if desc, err := remote.Head(tag, remoteOpts...); err == nil && desc.Digest == b.Digest {
-		return ref, false, nil
+	if desc, err := remote.Head(tag, remoteOpts...); err == nil && desc.Digest == digest {
+		return digest, false, nil
 	} else if err != nil && !notFound(err) {
-		return ref, false, registryError("look up "+ref, err)
+		return digest, false, registryError("look up "+ref, err)
 	}
-	if err := remote.Write(tag, b.image, remoteOpts...); err != nil {
-		return ref, false, registryError("push "+ref, err)
+	if err := remote.Write(tag, image, remoteOpts...); err != nil {
+		return digest, false, registryError("push "+ref, err)
 	}
-	return ref, true, nil
+	return digest, true, nil
 }
 
 // notFound reports whether a registry said the image is not there.
@@ -81,5 +94,5 @@ func notFound(err error) bool {
 // registryError classifies a registry's failure for the exit code: one
 // that could not be reached, or one that refused.
 func registryError(what string, err error) error {
-	return exitcode.Errorf(exitcode.Registry, "%s: %v", what, err)
+	return exitcode.Errorf(exitcode.Registry, "image registry: %s: %v", what, err)
 }
