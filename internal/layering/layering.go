@@ -25,8 +25,9 @@
 // the repository that import nothing of it. Arrows go from 3 to 1 and to
 // the face of 2, and from 2 to a part of 1: the contract
 // (framework/cluster), the image names of framework/images, the watches of
-// framework/observe and the log format of framework/cnitrace; never from 1
-// to 2 or 3. Within 3 they go down only: the core imports neither the
+// framework/observe and the log formats of framework/cnitrace and
+// framework/registrylog; never from 1 to 2 or 3. Within 3 they go down
+// only: the core imports neither the
 // engine nor the tools, the engine neither the tools nor the flag table
 // (the commands build the provisioning request it is given). The contract
 // itself imports nothing of internal/, so a spec binary and a provider

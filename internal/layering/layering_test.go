@@ -42,11 +42,11 @@ func layer(pkg string) string {
 }
 
 // provisionMayUse is the part of the spec side provisioning stands on: the
-// cluster contract, the names of the images, watches, and the log format
-// of the pod network's trace plugin.
+// cluster contract, the names of the images, watches, and the log formats
+// of the pod network's trace plugin and of the registry kubeproof serves.
 var provisionMayUse = map[string]bool{
 	module + "framework/cluster": true, module + "framework/images": true, module + "framework/observe": true,
-	module + "framework/cnitrace": true,
+	module + "framework/cnitrace": true, module + "framework/registrylog": true,
 }
 
 // cliRooms are the CLI's rooms, lowest first: each may import those below
