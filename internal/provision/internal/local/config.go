@@ -36,14 +36,17 @@ const (
 	Containerd        = "containerd"
 	Kubelet           = "kubelet"
 	KubeProxy         = "kube-proxy"
+	// Registry is the registry the cluster's node pulls the pull specs'
+	// images from (registry.go).
+	Registry = "registry"
 )
 
 // Components in start order.
-var Components = []string{Etcd, APIServer, Containerd, ControllerManager, Scheduler, Kubelet, KubeProxy}
+var Components = []string{Etcd, APIServer, Containerd, Registry, ControllerManager, Scheduler, Kubelet, KubeProxy}
 
 // Optional components may be left out with --without, to show what a cluster
 // without them does.
-var Optional = []string{ControllerManager, Scheduler, KubeProxy}
+var Optional = []string{ControllerManager, Scheduler, KubeProxy, Registry}
 
 // Config describes a local cluster: the shape every provider takes (the
 // node gets a /24 of the pod CIDR) and the local cluster's own addresses.
@@ -68,6 +71,11 @@ type Config struct {
 	// ControllerManagerPort and SchedulerPort are their secure ports.
 	ControllerManagerPort int
 	SchedulerPort         int
+	// RegistryPort is the cluster's registry's port on the host-side link
+	// address; the next port serves it at most RegistryShapedRate bytes
+	// per second.
+	RegistryPort       int
+	RegistryShapedRate int64
 
 	// AuthenticationConfig, if set, is written to a file and passed to
 	// kube-apiserver --authentication-config.
@@ -77,6 +85,12 @@ type Config struct {
 
 	Progress *progress.Printer
 }
+
+// DefaultShapedRate is how fast the registry's slow link sends: 512 KiB/s
+// (about 4 Mbit/s), at which the test app's image (about 3 MB compressed)
+// takes some 6 s to download, as long as the nginx:latest download seed
+// 002 measured ("약 6초 소요").
+const DefaultShapedRate = 512 << 10
 
 // DefaultName is the cluster name when none is given.
 const DefaultName = config.DefaultName
@@ -98,6 +112,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.SchedulerPort == 0 {
 		c.SchedulerPort = 10259
+	}
+	if c.RegistryPort == 0 {
+		c.RegistryPort = 5000
+	}
+	if c.RegistryShapedRate == 0 {
+		c.RegistryShapedRate = DefaultShapedRate
 	}
 	if c.Progress == nil {
 		c.Progress = progress.Discard()
@@ -149,7 +169,7 @@ func (c Config) Validate() error {
 	for _, p := range []struct {
 		what string
 		port int
-	}{{"--apiserver-port", c.APIServerPort}, {"etcd port", c.EtcdPort}, {"controller-manager port", c.ControllerManagerPort}, {"scheduler port", c.SchedulerPort}} {
+	}{{"--apiserver-port", c.APIServerPort}, {"etcd port", c.EtcdPort}, {"controller-manager port", c.ControllerManagerPort}, {"scheduler port", c.SchedulerPort}, {"registry port", c.RegistryPort}} {
 		if p.port < 1 || p.port > 65533 {
 			return bad("%s %d is out of range", p.what, p.port)
 		}

@@ -263,15 +263,26 @@ func (u *bringUp) startComponents(ctx context.Context) error {
 	for _, comp := range components(c, l, u.bin) {
 		u.byName[comp.name] = comp
 	}
+	if c.Runs(Registry) {
+		comp, err := registryComponent(c, l)
+		if err != nil {
+			return err
+		}
+		u.byName[Registry] = comp
+	}
 	var err error
 	if u.admin, err = adminClient(l); err != nil {
 		return err
 	}
 	runtimeReady := u.startRuntime(ctx)
+	registryReady := u.startRegistry(ctx)
 	if err := u.startEtcdAndAPIServer(ctx); err != nil {
 		return err
 	}
-	return u.startTheRest(ctx, runtimeReady)
+	if err := u.startTheRest(ctx, runtimeReady); err != nil {
+		return err
+	}
+	return <-registryReady
 }
 
 // startAndWait starts the named component and waits until check passes;
@@ -385,6 +396,9 @@ func (u *bringUp) finish(begin time.Time) (*cluster.Info, error) {
 	info.Components = u.steps.Status()
 	info.NodeCgroups = u.p.cgroup.Describe()
 	info.CreatedAt = begin
+	if c.Runs(Registry) {
+		info.ServesPulls(c.pullRegistry(l))
+	}
 	info.PullsFrom(c.ImageRegistry, !c.SkipImageLoad)
 	info.NodeRegistry = registryhosts.NodeAddress(c.Shape, c.network().hostIP.String())
 	if err := info.Save(l.infoFile()); err != nil {
