@@ -131,18 +131,8 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 				eev.ScheduledMessage = f.Generalize(e.Message, map[string]string{node: "{node}", podName: "{name}"})
 			}
 			events.Record(eev)
-			// Only a Pod whose image the node lacked says anything about
-			// pulling: the kubelet reports a present image as Pulled
-			// "already present on machine", without a Pulling event.
-			if e := framework.FindEvent(evs, podName, "Pulled"); e != nil && strings.Contains(e.Message, "already present") {
-				pull.Unobservable("the image was already on the node (Pulled: %q): nothing was downloaded for this Pod", e.Message)
-			} else {
-				pe := pullEvidence{Reasons: reasons}
-				if e != nil {
-					pe.PulledMessage = e.Message
-				}
-				pull.Record(pe)
-			}
+			// The image is loaded into the node (Pulled: "already present"):
+			// what a download does is the pull spec's (kubelet-pull).
 
 			if auditLog != nil {
 				recordStatusWrites(ctx, f, auditLog, from, node)
@@ -240,9 +230,9 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 			reapplied.Record(rev)
 		})
 
-	ginkgo.It("kubectl apply -f pod.yaml, five times: how long each step takes (median and spread)",
+	ginkgo.It("kubectl apply -f pod.yaml, five times, then with images to download: how long each step takes (median and spread)",
 		framework.Checks(specTiming),
-		framework.Takes(42),
+		framework.Takes(70),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			measureTimings(ctx, f)
@@ -404,14 +394,6 @@ type eventsEvidence struct {
 	WithImageInOrder bool `json:"withImageInOrder"`
 }
 
-// The Pod's events about its image, when the node did not have it.
-type pullEvidence struct {
-	// Reasons are the reasons of the Pod's events, in the order received.
-	Reasons []string `json:"reasons"`
-	// PulledMessage is the Pulled event's message ("" without one).
-	PulledMessage string `json:"pulledMessage"`
-}
-
 // How often a Ready Pod's status was written in an observation window.
 type statusWindowEvidence struct {
 	// WindowSeconds is how long the Ready Pod and its node's Lease were
@@ -457,7 +439,6 @@ type reappliedEvidence struct {
 }
 
 var (
-	pull         = framework.DeclareEvidence[pullEvidence]("pull", specCreate)
 	applied      = framework.DeclareEvidence[applyEvidence]("apply", specCreate, specStatusWindow, specDelete)
 	stored       = framework.DeclareEvidence[storedEvidence]("stored", specCreate)
 	bound        = framework.DeclareEvidence[boundEvidence]("bound", specCreate)
