@@ -25,8 +25,9 @@ kind network's nodes reach the host on. --read-only refuses every push (405).
 --access-log appends every answered request to a file as a JSON line (client, path,
 status, bytes, start and duration); --shaped-listen serves the same registry on more
 addresses at most --shaped-rate bytes per second (e.g. 512k, 4M): a slow link made by
-the server, with no change to the machine's interfaces. The local provider runs one
-beside each cluster it makes, for the specs about pulling images (docs/local-provider.md).`,
+the server, with no change to the machine's interfaces. The local and kind providers
+run one beside each cluster they make, for the specs about pulling images
+(docs/local-provider.md).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(ro.Listen) == 0 {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
+	"github.com/kubeproof/kubeproof/internal/provision/internal/clusterregistry"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/config"
 )
 
@@ -38,7 +39,7 @@ const (
 	KubeProxy         = "kube-proxy"
 	// Registry is the registry the cluster's node pulls the pull specs'
 	// images from (registry.go).
-	Registry = "registry"
+	Registry = clusterregistry.Name
 )
 
 // Components in start order.
@@ -86,12 +87,6 @@ type Config struct {
 	Progress *progress.Printer
 }
 
-// DefaultShapedRate is how fast the registry's slow link sends: 512 KiB/s
-// (about 4 Mbit/s), at which the test app's image (about 3 MB compressed)
-// takes some 6 s to download, as long as the nginx:latest download seed
-// 002 measured ("약 6초 소요").
-const DefaultShapedRate = 512 << 10
-
 // DefaultName is the cluster name when none is given.
 const DefaultName = config.DefaultName
 
@@ -114,10 +109,10 @@ func (c Config) WithDefaults() Config {
 		c.SchedulerPort = 10259
 	}
 	if c.RegistryPort == 0 {
-		c.RegistryPort = 5000
+		c.RegistryPort = clusterregistry.DefaultPort
 	}
 	if c.RegistryShapedRate == 0 {
-		c.RegistryShapedRate = DefaultShapedRate
+		c.RegistryShapedRate = clusterregistry.DefaultRate
 	}
 	if c.Progress == nil {
 		c.Progress = progress.Discard()

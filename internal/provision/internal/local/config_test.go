@@ -332,8 +332,8 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("%s is outside the cluster's directory", p)
 		}
 	}
-	r := c.pullRegistry(l)
-	if r.Address != "10.250.0.1:5000" || r.Shaped != "10.250.0.1:5001" || r.ShapedRate != DefaultShapedRate ||
+	r := c.registry(l).PullRegistry()
+	if r.Address != "10.250.0.1:5000" || r.Shaped != "10.250.0.1:5001" || r.ShapedRate != 512<<10 ||
 		r.Base != "10.250.0.1:5000/kubeproof/testapp:v1" || !strings.Contains(r.Link, "10.250.0.1") {
 		t.Errorf("pull registry %+v", r)
 	}

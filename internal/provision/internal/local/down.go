@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/provision/internal/clusterregistry"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/hostchange"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/process"
 )
@@ -160,7 +161,7 @@ func (p *Provider) processes(st *state) map[string][]int {
 // componentOf names the component a command line runs (the program's base
 // name, after nsenter's arguments; Registry for kubeproof serving one).
 func componentOf(args []string) string {
-	if len(args) > 2 && args[1] == "registry" && args[2] == "serve" {
+	if clusterregistry.IsCommand(args) {
 		return Registry
 	}
 	for i, a := range args {

@@ -397,7 +397,7 @@ func (u *bringUp) finish(begin time.Time) (*cluster.Info, error) {
 	info.NodeCgroups = u.p.cgroup.Describe()
 	info.CreatedAt = begin
 	if c.Runs(Registry) {
-		info.ServesPulls(c.pullRegistry(l))
+		info.ServesPulls(c.registry(l).PullRegistry())
 	}
 	info.PullsFrom(c.ImageRegistry, !c.SkipImageLoad)
 	info.NodeRegistry = registryhosts.NodeAddress(c.Shape, c.network().hostIP.String())
