@@ -12,7 +12,7 @@ import (
 func newRegistryCommand(o *options) *cobra.Command {
 	cmd := groupCommand("registry", "Serve an OCI registry on this machine (for clusters that pull kubeproof's images)", "")
 	var ro provision.RegistryOptions
-	var shapedRate string
+	var shapedRate, rate string
 	serve := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve a plain-HTTP OCI registry until interrupted",
@@ -25,13 +25,20 @@ kind network's nodes reach the host on. --read-only refuses every push (405).
 --access-log appends every answered request to a file as a JSON line (client, path,
 status, bytes, start and duration); --shaped-listen serves the same registry on more
 addresses at most --shaped-rate bytes per second (e.g. 512k, 4M): a slow link made by
-the server, with no change to the machine's interfaces. The local and kind providers
-run one beside each cluster they make, for the specs about pulling images
-(docs/local-provider.md).`,
+the server, with no change to the machine's interfaces (--rate slows the --listen
+addresses too). The local and kind providers run one beside each cluster they make, for
+the specs about pulling images (docs/local-provider.md).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(ro.Listen) == 0 {
 				return exitcode.Errorf(exitcode.Usage, "--listen is required")
+			}
+			if rate != "" {
+				r, err := provision.ParseRate(rate)
+				if err != nil {
+					return exitcode.Errorf(exitcode.Usage, "--rate %q: want bytes per second, as 512k or 4M", rate)
+				}
+				ro.Rate = r
 			}
 			if len(ro.Shaped) > 0 {
 				rate, err := provision.ParseRate(shapedRate)
@@ -54,6 +61,7 @@ run one beside each cluster they make, for the specs about pulling images
 	f.StringVar(&ro.AccessLog, "access-log", "", "append every answered request to this file, one JSON line each")
 	f.StringSliceVar(&ro.Shaped, "shaped-listen", nil, "address to serve at most --shaped-rate bytes per second, host:port (repeatable)")
 	f.StringVar(&shapedRate, "shaped-rate", "", "bytes per second the --shaped-listen addresses send at most (e.g. 512k, 4M)")
+	f.StringVar(&rate, "rate", "", "bytes per second the --listen addresses send at most (default: as fast as they can)")
 	cmd.AddCommand(serve)
 	return cmd
 }

@@ -16,6 +16,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -59,11 +60,11 @@ func Push(ctx context.Context, reg *cluster.PullRegistry, tag string) (Image, er
 		return Image{}, fmt.Errorf("the registry's base image %q: %w", reg.Base, err)
 	}
 	opts := []remote.Option{remote.WithContext(ctx)}
-	baseImage, err := remote.Image(base, opts...)
+	files, cfg, err := baseOf(base, opts)
 	if err != nil {
 		return Image{}, fmt.Errorf("read the registry's base image %s: %w", reg.Base, err)
 	}
-	img, err := withOwnLayer(baseImage, tag)
+	img, err := withOwnLayer(files, cfg, tag)
 	if err != nil {
 		return Image{}, fmt.Errorf("make image %s: %w", tag, err)
 	}
@@ -78,24 +79,58 @@ func Push(ctx context.Context, reg *cluster.PullRegistry, tag string) (Image, er
 	return describe(img, tag, ref)
 }
 
-// withOwnLayer is base with its layers joined into one that also holds
-// /kubeproof-image, whose content is tag: a layer no other image has.
-func withOwnLayer(base v1.Image, tag string) (v1.Image, error) {
-	cfg, err := base.ConfigFile()
+// The base image's files (its layers joined, as one tar) and
+// configuration, read once per process and base: every fresh image of a
+// run is made from the same.
+var (
+	basesMu sync.Mutex
+	bases   = map[string]baseImage{}
+)
+
+type baseImage struct {
+	files []byte
+	cfg   *v1.ConfigFile
+}
+
+func baseOf(ref name.Reference, opts []remote.Option) ([]byte, *v1.ConfigFile, error) {
+	basesMu.Lock()
+	defer basesMu.Unlock()
+	if b, ok := bases[ref.String()]; ok {
+		return b.files, b.cfg, nil
+	}
+	img, err := remote.Image(ref, opts...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, nil, err
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		return nil, nil, err
 	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	layers, err := base.Layers()
-	if err != nil {
-		return nil, err
-	}
 	for _, l := range layers {
 		if err := copyLayer(tw, l); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
+	if err := tw.Flush(); err != nil {
+		return nil, nil, err
+	}
+	bases[ref.String()] = baseImage{files: buf.Bytes(), cfg: cfg}
+	return buf.Bytes(), cfg, nil
+}
+
+// withOwnLayer is an image of the base's files and configuration whose one
+// layer also holds /kubeproof-image, whose content is tag: a layer no
+// other image has.
+func withOwnLayer(files []byte, cfg *v1.ConfigFile, tag string) (v1.Image, error) {
+	var buf bytes.Buffer
+	buf.Write(files) // the entries, without the end-of-archive blocks
+	tw := tar.NewWriter(&buf)
 	own := []byte(tag + "\n")
 	if err := tw.WriteHeader(&tar.Header{Name: "kubeproof-image", Mode: 0o644, Size: int64(len(own)), Typeflag: tar.TypeReg}); err != nil {
 		return nil, err

@@ -38,6 +38,9 @@ type Options struct {
 	// ShapedRate bytes per second: the same registry over a slow link.
 	Shaped     []string
 	ShapedRate int64
+	// Rate, if above 0, is the most bytes per second the Listen
+	// addresses send (a registry whose every link is slow).
+	Rate int64
 }
 
 // Serve serves the registry on every address until ctx ends.
@@ -67,6 +70,10 @@ func Serve(ctx context.Context, o Options, pr *progress.Printer) error {
 	}
 	var ls []listen
 	for _, a := range o.Listen {
+		if o.Rate > 0 {
+			ls = append(ls, listen{addr: a, handler: shaped(handler, o.Rate), rate: o.Rate})
+			continue
+		}
 		ls = append(ls, listen{addr: a, handler: handler})
 	}
 	for _, a := range o.Shaped {

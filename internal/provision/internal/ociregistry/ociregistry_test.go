@@ -155,6 +155,17 @@ func TestShaped(t *testing.T) {
 	if took := fetch(full); took >= least {
 		t.Errorf("the full-speed address took %s for %d bytes", took, size)
 	}
+
+	// --rate slows the --listen addresses too.
+	limited := freeAddr(t)
+	serveFor(t, Options{Listen: []string{limited}, Rate: rate, Dir: filepath.Join(dir, "blobs")})
+	ref, _ = name.NewTag(limited+"/t/img:v1", name.Insecure)
+	if err := remote.Write(ref, img); err != nil {
+		t.Fatal(err)
+	}
+	if took := fetch(limited); took < least {
+		t.Errorf("with a rate, the listen address sent %d bytes in %s, faster than %d bytes/s", size, took, rate)
+	}
 }
 
 func TestParseRate(t *testing.T) {
