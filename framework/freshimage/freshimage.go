@@ -142,7 +142,8 @@ func withOwnLayer(files []byte, cfg *v1.ConfigFile, tag string) (v1.Image, error
 		return nil, err
 	}
 	data := buf.Bytes()
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+	// Compressed once: its digest and the push read the same bytes.
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }, tarball.WithCompressedCaching)
 	if err != nil {
 		return nil, err
 	}
