@@ -49,7 +49,7 @@ var _ = ginkgo.Describe("Kubelet image pulls", func() {
 				PulledMessage: first.Pulled.Message, Clients: fetch.Clients, FromNode: fromOnly(fetch.Clients, addrs),
 				ManifestRequests: fetch.ManifestRequests, BlobRequests: fetch.BlobRequests, BlobBytes: fetch.BlobBytes,
 				ImageBytes: img.Bytes, Downloaded: fetch.BlobBytes >= blobBytes(img)})
-			firstPullTime.Record(pullTime(first.Pulled.Message, fetch))
+			firstPullTime.Record(pullTime(reg.Link, first.Pulled.Message, fetch))
 
 			ginkgo.By("the same image again, IfNotPresent: the node has it")
 			mark = f.RegistryMark()
@@ -78,7 +78,7 @@ var _ = ginkgo.Describe("Kubelet image pulls", func() {
 			switch {
 			case always.Pulled != nil:
 				aev.Outcome, aev.Message = "pulled", always.Pulled.Message
-				alwaysPullTime.Record(pullTime(always.Pulled.Message, asked))
+				alwaysPullTime.Record(pullTime(reg.Link, always.Pulled.Message, asked))
 			case always.Failed != nil:
 				aev.Outcome, aev.Message = "failed", firstLine(always.Failed.Message)
 				alwaysPullTime.Unobservable("the Always Pod's pull failed: %s", aev.Message)
@@ -102,8 +102,8 @@ func pullPod(name, image, node string, policy corev1.PullPolicy) *corev1.Pod {
 
 // pullTime is a pull's time from the kubelet's Pulled event and from the
 // registry's access log.
-func pullTime(pulledMessage string, fetch freshimage.Fetch) pullTimeEvidence {
-	ev := pullTimeEvidence{}
+func pullTime(link, pulledMessage string, fetch freshimage.Fetch) pullTimeEvidence {
+	ev := pullTimeEvidence{Link: link}
 	if p, ok := podstate.PulledDetails(pulledMessage); ok {
 		ev.PullMs, ev.WithWaitingMs, ev.SizeBytes = framework.Millis(p.Took), framework.Millis(p.WithWaiting), p.SizeBytes
 	}
@@ -191,6 +191,8 @@ type firstPullEvidence struct {
 
 // A pull's time, as the kubelet and the registry measured it.
 type pullTimeEvidence struct {
+	// Link is what lies between the node and the registry.
+	Link string `json:"link"`
 	// PullMs is the kubelet's (its Pulled event, to the millisecond): the
 	// runtime's pull, the download and the layer's unpacking.
 	// WithWaitingMs adds the wait for the kubelet's earlier pulls.
