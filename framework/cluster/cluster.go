@@ -205,9 +205,11 @@ type PullRegistry struct {
 	// of the times measured over it.
 	Link string `json:"link"`
 	// Shaped is the same registry at another host:port that sends at most
-	// ShapedRate bytes per second: a slow link ("" without one).
+	// ShapedRate bytes per second: a slow link ("" without one), which
+	// ShapedLink describes.
 	Shaped     string `json:"shaped,omitempty"`
 	ShapedRate int64  `json:"shapedRate,omitempty"`
+	ShapedLink string `json:"shapedLink,omitempty"`
 	// AccessLog is the file, on this machine, where the registry logs
 	// every request it answered (package registrylog's format).
 	AccessLog string `json:"accessLog,omitempty"`

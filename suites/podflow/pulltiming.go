@@ -106,7 +106,7 @@ func measurePulls(ctx context.Context, f *framework.Framework, pods *observe.Rec
 	ginkgo.By(fmt.Sprintf("the same over the registry's slow link (%d bytes/s), %d times", reg.ShapedRate, shapedSamples))
 	slow := pullApplies(ctx, f, pods, events, "shaped", shapedSamples, reg.Shaped)
 	slowSteps, _ := slowestSteps(slow.steps)
-	shapedPull.Record(shapedPullEvidence{Link: fmt.Sprintf("%s, and the registry sends at most %d bytes/s", reg.Link, reg.ShapedRate),
+	shapedPull.Record(shapedPullEvidence{Link: reg.ShapedLink,
 		RateBytesPerSecond: reg.ShapedRate, ImageBytes: slow.imageBytes, PullMs: framework.NewSamples(slow.pullMs),
 		RegistryMs: framework.NewSamples(slow.registryMs), ApplyToReadyMs: framework.NewSamples(slow.applyToReady),
 		PullShare: framework.NewSamples(slow.share), Steps: slowSteps})

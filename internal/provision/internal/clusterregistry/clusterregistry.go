@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -51,7 +52,8 @@ type Spec struct {
 	// Dir holds its blobs, AccessLog its log of requests: both in the
 	// cluster's own directory, so that removing the cluster removes them.
 	Dir, AccessLog string
-	// Link says what lies between the nodes and Host.
+	// Link says what lies between the nodes and Host (PullRegistry adds
+	// how fast the registry sends).
 	Link string
 	// Args are more flags of `registry serve` (--component-arg registry=...).
 	Args []string
@@ -139,14 +141,21 @@ func (s Spec) PushBase(ctx context.Context, programDir, cacheDir string) error {
 // BaseImage is the name of the image PushBase pushes.
 func BaseImage() string { return repository + "/testapp" }
 
-// PullRegistry describes the registry for the specs.
+// PullRegistry describes the registry for the specs. A rate its extra
+// flags set (--rate: the full-speed address slowed too) is part of the
+// link.
 func (s Spec) PullRegistry() cluster.PullRegistry {
 	full, shaped := s.Addresses()
+	link := s.Link + ", the registry sending as fast as it can"
+	if rate := flagValue(s.Args, "--rate"); rate != "" {
+		link = s.Link + ", the registry sending at most " + rate + " bytes/s (--rate)"
+	}
 	return cluster.PullRegistry{
-		Address: full, Link: s.Link,
+		Address: full, Link: link,
 		Shaped: shaped, ShapedRate: s.Rate,
-		AccessLog: s.AccessLog,
-		Base:      images.InRegistry(images.TestApp, full+"/"+repository),
+		ShapedLink: fmt.Sprintf("%s, the registry sending at most %d bytes/s", s.Link, s.Rate),
+		AccessLog:  s.AccessLog,
+		Base:       images.InRegistry(images.TestApp, full+"/"+repository),
 	}
 }
 
@@ -169,4 +178,17 @@ func free(host string, port int) bool {
 	}
 	_ = l.Close()
 	return true
+}
+
+// flagValue is the last value args give flag (--flag=v or --flag v).
+func flagValue(args []string, flag string) string {
+	v := ""
+	for i, a := range args {
+		if a == flag && i+1 < len(args) {
+			v = args[i+1]
+		} else if rest, ok := strings.CutPrefix(a, flag+"="); ok {
+			v = rest
+		}
+	}
+	return v
 }

@@ -27,9 +27,16 @@ func TestSpec(t *testing.T) {
 		t.Errorf("command %q: extra flags last, and found again by IsCommand", line)
 	}
 	r := s.PullRegistry()
-	if r.Address != "10.250.0.1:5000" || r.Shaped != "10.250.0.1:5001" || r.ShapedRate != DefaultRate || r.Link != "a veth" ||
+	if r.Address != "10.250.0.1:5000" || r.Shaped != "10.250.0.1:5001" || r.ShapedRate != DefaultRate ||
+		r.Link != "a veth, the registry sending as fast as it can" || r.ShapedLink != "a veth, the registry sending at most 524288 bytes/s" ||
 		r.Base != "10.250.0.1:5000/kubeproof/testapp:v1" || r.AccessLog != s.AccessLog {
 		t.Errorf("pull registry %+v", r)
+	}
+	// A registry slowed everywhere says so in its link: a time measured
+	// over it is not one over a link without a limit.
+	s.Args = []string{"--rate=512k"}
+	if r := s.PullRegistry(); r.Link != "a veth, the registry sending at most 512k bytes/s (--rate)" {
+		t.Errorf("link with --rate: %q", r.Link)
 	}
 }
 

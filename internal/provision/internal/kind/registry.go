@@ -86,7 +86,7 @@ func (u *bringUp) startRegistry(ctx context.Context, gw string) error {
 	}
 	reg := clusterregistry.Spec{Host: gw, Port: port, Rate: clusterregistry.DefaultRate,
 		Dir: l.registryDir(), AccessLog: l.registryAccessLog(),
-		Link: fmt.Sprintf("the kind network's bridge from the node containers to this machine (gateway %s), on this machine: no bandwidth limit", gw)}
+		Link: fmt.Sprintf("the kind network's bridge from the node containers to this machine (gateway %s), on this machine", gw)}
 	args, err := reg.Command()
 	if err != nil {
 		return err

@@ -19,7 +19,7 @@ func (c Config) registry(l layout) clusterregistry.Spec {
 	return clusterregistry.Spec{
 		Host: c.network().hostIP.String(), Port: c.RegistryPort, Rate: c.RegistryShapedRate,
 		Dir: l.registryDir(), AccessLog: l.registryAccessLog(),
-		Link: fmt.Sprintf("the node's veth to the host end of its link (%s, interface %s), on this machine: no bandwidth limit", c.network().hostIP, l.hostVeth()),
+		Link: fmt.Sprintf("the node's veth to the host end of its link (%s, interface %s), on this machine", c.network().hostIP, l.hostVeth()),
 		Args: c.ComponentArgs[Registry],
 	}
 }
