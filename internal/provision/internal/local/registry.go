@@ -39,15 +39,21 @@ func registryComponent(c Config, l layout) (component, error) {
 	return component{name: Registry, args: args}, nil
 }
 
-// startRegistry starts the registry beside etcd and the API server and
+// startRegistry adds the registry to the components (before any goroutine
+// reads them), starts it beside etcd and the API server and
 // puts the test app's image into it; the channel tells when that is done.
-func (u *bringUp) startRegistry(ctx context.Context) <-chan error {
+func (u *bringUp) startRegistry(ctx context.Context) (<-chan error, error) {
 	done := make(chan error, 1)
 	c, l := u.p.cfg, u.p.l
 	if !c.Runs(Registry) {
 		done <- nil
-		return done
+		return done, nil
 	}
+	comp, err := registryComponent(c, l)
+	if err != nil {
+		return nil, err
+	}
+	u.byName[Registry] = comp
 	reg := c.registry(l)
 	go func() {
 		err := u.startAndWait(ctx, Registry, componentTimeout, reg.Answers)
@@ -56,7 +62,7 @@ func (u *bringUp) startRegistry(ctx context.Context) <-chan error {
 		}
 		done <- err
 	}()
-	return done
+	return done, nil
 }
 
 // pushBase pushes the test app's image and records it as a step.

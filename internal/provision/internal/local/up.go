@@ -263,19 +263,17 @@ func (u *bringUp) startComponents(ctx context.Context) error {
 	for _, comp := range components(c, l, u.bin) {
 		u.byName[comp.name] = comp
 	}
-	if c.Runs(Registry) {
-		comp, err := registryComponent(c, l)
-		if err != nil {
-			return err
-		}
-		u.byName[Registry] = comp
-	}
 	var err error
 	if u.admin, err = adminClient(l); err != nil {
 		return err
 	}
+	// The registry's component is added to byName before any goroutine
+	// reads the map: startRuntime's does.
+	registryReady, err := u.startRegistry(ctx)
+	if err != nil {
+		return err
+	}
 	runtimeReady := u.startRuntime(ctx)
-	registryReady := u.startRegistry(ctx)
 	if err := u.startEtcdAndAPIServer(ctx); err != nil {
 		return err
 	}
