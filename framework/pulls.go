@@ -10,10 +10,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/freshimage"
-	"github.com/kubeproof/kubeproof/framework/observe"
-	"github.com/kubeproof/kubeproof/framework/registrylog"
+	"github.com/kubeproof/kubeproof/contract/cluster"
+	"github.com/kubeproof/kubeproof/contract/registrylog"
+	"github.com/kubeproof/kubeproof/kube/freshimage"
+	"github.com/kubeproof/kubeproof/kube/observe"
 )
 
 // RegistryComponent names the registry kubeproof serves beside the cluster
@@ -21,10 +21,14 @@ import (
 const RegistryComponent = "kubeproof registry"
 
 // PullRegistry is the registry kubeproof serves beside the cluster; the
-// spec skips without one, saying why (RegistryPull's reason).
+// spec declares RegistryPull (Requires, so that it is skipped before it
+// begins without one; or Uses, asking Has first) and skips without one,
+// saying why (RegistryPull's reason).
 func (f *Framework) PullRegistry() *cluster.PullRegistry {
 	ginkgo.GinkgoHelper()
-	f.Require(cluster.RegistryPull)
+	if !f.Has(cluster.RegistryPull) {
+		ginkgo.Skip(f.Cluster.Missing(cluster.RegistryPull))
+	}
 	if f.Cluster.PullRegistry == nil {
 		ginkgo.Skip(fmt.Sprintf("provider %s has %s but names no registry", f.Cluster.Provider, cluster.RegistryPull))
 	}

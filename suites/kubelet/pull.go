@@ -8,11 +8,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/freshimage"
-	"github.com/kubeproof/kubeproof/framework/observe"
-	"github.com/kubeproof/kubeproof/framework/podsecurity"
-	"github.com/kubeproof/kubeproof/framework/podstate"
+	"github.com/kubeproof/kubeproof/kube/freshimage"
+	"github.com/kubeproof/kubeproof/kube/observe"
+	"github.com/kubeproof/kubeproof/kube/podsecurity"
+	"github.com/kubeproof/kubeproof/kube/podstate"
 )
 
 const specPull = "kubelet-pull"
@@ -21,7 +22,7 @@ var _ = ginkgo.Describe("Kubelet image pulls", func() {
 	f := framework.New("kubelet-pull")
 
 	ginkgo.It("pulls an image only the cluster's registry has (Pulling, Pulled, its time); IfNotPresent then uses it, Always asks the registry again",
-		framework.Checks(specPull),
+		framework.Checks(specPull, framework.Requires(cluster.RegistryPull)),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			reg := f.PullRegistry()

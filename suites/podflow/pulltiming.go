@@ -9,11 +9,11 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/freshimage"
-	"github.com/kubeproof/kubeproof/framework/observe"
-	"github.com/kubeproof/kubeproof/framework/podstate"
+	"github.com/kubeproof/kubeproof/kube/freshimage"
+	"github.com/kubeproof/kubeproof/kube/observe"
+	"github.com/kubeproof/kubeproof/kube/podstate"
 )
 
 // How the timing spec's applies go when the image is to be downloaded:
@@ -78,8 +78,8 @@ var (
 // slow one, each until the Pod is Ready.
 func measurePulls(ctx context.Context, f *framework.Framework, pods *observe.Recorder) {
 	ginkgo.GinkgoHelper()
-	if !f.Cluster.Has(cluster.RegistryPull) || f.Cluster.PullRegistry == nil {
-		why := f.Cluster.Missing(cluster.RegistryPull)
+	if !f.Has(cluster.RegistryPull) || f.Cluster.PullRegistry == nil {
+		why := f.Missing(cluster.RegistryPull)
 		if why == "" {
 			why = "the cluster's provider names no registry"
 		}

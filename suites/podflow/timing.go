@@ -7,8 +7,8 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/audit"
-	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/kube/audit"
+	"github.com/kubeproof/kubeproof/kube/observe"
 )
 
 // Each step's time over several applies of pod.yaml, whose image the node

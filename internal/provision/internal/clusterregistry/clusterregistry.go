@@ -4,7 +4,7 @@
 // reach (the host end of the local node's link, the gateway of kind's
 // network), at full speed and at the next port over a slow link the server
 // makes. The images the specs run stay loaded into the nodes; the registry
-// holds what the pull specs need: images no node has (framework/freshimage),
+// holds what the pull specs need: images no node has (kube/freshimage),
 // made from the test app's image pushed here when the cluster comes up.
 package clusterregistry
 
@@ -21,8 +21,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/contract/cluster"
+	"github.com/kubeproof/kubeproof/contract/images"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/imagebuild"
 )

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kubeproof/kubeproof/framework/registrylog"
+	"github.com/kubeproof/kubeproof/contract/registrylog"
 )
 
 // accessLog appends one line per answered request to a file (the format

@@ -1,0 +1,50 @@
+package images
+
+import (
+	"strings"
+	"testing"
+)
+
+// Our images are never pulled by default: no tag is latest, every name is
+// in the loaded registry, and each is a program of this repository.
+func TestImagesAreLoadedNotPulled(t *testing.T) {
+	for _, img := range append(All, CNI) {
+		if !strings.HasPrefix(img.Ref, LoadedRegistry+"/") || strings.HasSuffix(img.Ref, ":latest") || !strings.Contains(img.Ref, ":") {
+			t.Errorf("%s: not a tagged name in %s", img.Ref, LoadedRegistry)
+		}
+		if !strings.HasPrefix(img.Program, "kubeproof-") {
+			t.Errorf("%s: program %q is not one of kubeproof's", img.Ref, img.Program)
+		}
+	}
+	if !IsWorkload(TestApp) || IsWorkload(Pause) {
+		t.Error("the test app is a workload, the pause image is not")
+	}
+}
+
+// With a registry, Pods and manifests name our images there, and nothing
+// else in a manifest changes; without one they keep the loaded names.
+func TestRegistry(t *testing.T) {
+	manifest := []byte("image: kubeproof.local/testapp:v1\nother: registry.example/kubeproof.local/x\n")
+	if got := string(Rewrite(manifest)); got != string(manifest) {
+		t.Errorf("rewritten without a registry: %s", got)
+	}
+	if TestApp.PodRef() != TestApp.Ref {
+		t.Errorf("PodRef %s without a registry", TestApp.PodRef())
+	}
+	UseRegistry("127.0.0.1:5000/kp/")
+	defer UseRegistry(LoadedRegistry)
+	if Registry() != "127.0.0.1:5000/kp" {
+		t.Errorf("registry %s", Registry())
+	}
+	if got := TestApp.PodRef(); got != "127.0.0.1:5000/kp/testapp:v1" {
+		t.Errorf("PodRef %s", got)
+	}
+	want := "image: 127.0.0.1:5000/kp/testapp:v1\nother: registry.example/127.0.0.1:5000/kp/x\n"
+	if got := string(Rewrite(manifest)); got != want {
+		t.Errorf("rewritten %q, want %q", got, want)
+	}
+	UseRegistry("")
+	if Registry() != "127.0.0.1:5000/kp" {
+		t.Error("an empty registry changed the run's")
+	}
+}
