@@ -30,7 +30,7 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "ci/image.sh: $*" >&2; exit 1; }
 
-"$kp" image build-cli --output "$out/kubeproof-image.tar" --tag "$tag"
+"$kp" image build-cli --archive "$out/kubeproof-image.tar" --tag "$tag"
 ls -l "$out/kubeproof-image.tar"
 
 if status=$("$kp" dockerd status 2>/dev/null); then

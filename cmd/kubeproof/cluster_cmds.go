@@ -12,6 +12,7 @@ import (
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
 	"github.com/kubeproof/kubeproof/internal/provision"
+	"github.com/kubeproof/kubeproof/internal/tools/jsonout"
 )
 
 // providerCommand is a command that acts on the cluster the flags name.
@@ -98,7 +99,7 @@ func newStatusCommand(o *options) *cobra.Command {
 				return err
 			}
 			if output == "json" {
-				if err := writeJSON(cmd.OutOrStdout(), statusDoc(o.Provider, o.Shape.Name, s)); err != nil {
+				if err := writeJSON(cmd.OutOrStdout(), jsonout.NewStatus(o.Provider, o.Shape.Name, s)); err != nil {
 					return err
 				}
 			} else {
@@ -147,22 +148,6 @@ func newPrepareCommand(o *options) *cobra.Command {
 	f := cmd.Flags()
 	clusterflags.Releases(f, o, "Kubernetes release to build", "etcd release to build")
 	return cmd
-}
-
-func newVersionCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print kubeproof's version and the Kubernetes version it runs by default",
-		Args:  usageArgs(cobra.NoArgs),
-		Run: func(*cobra.Command, []string) {
-			fmt.Println(versionLine())
-		},
-	}
-}
-
-// versionLine is what `kubeproof version` and `kubeproof --version` print.
-func versionLine() string {
-	return fmt.Sprintf("kubeproof %s (%s by default)", version(), clusterflags.DefaultReleases())
 }
 
 func shellQuote(s string) string {

@@ -21,7 +21,7 @@ func newRegistryCommand(o *options) *cobra.Command {
 long as it runs. It is for clusters on this machine that pull kubeproof's images
 (kubeproof image push --registry ADDR --insecure), and for air-gapped ones to mirror
 from. Listen only on addresses of this machine: 127.0.0.1, and the bridge address a
-kind network's nodes reach the host on. --read-only refuses every push (405).
+kind network's nodes reach the host on. --read-only refuses every push (405); -v logs every request.
 --access-log appends every answered request to a file as a JSON line (client, path,
 status, bytes, start and duration); --shaped-listen serves the same registry on more
 addresses at most --shaped-rate bytes per second (e.g. 512k, 4M): a slow link made by
@@ -47,6 +47,7 @@ the specs about pulling images (docs/local-provider.md).`,
 				}
 				ro.ShapedRate = rate
 			}
+			ro.Verbose = verbose(cmd)
 			if ro.Dir == "" {
 				ro.Dir = filepath.Join(o.Shape.CacheDir, "registry")
 			}
@@ -57,7 +58,6 @@ the specs about pulling images (docs/local-provider.md).`,
 	f.StringSliceVar(&ro.Listen, "listen", nil, "address to listen on, host:port (repeatable)")
 	f.StringVar(&ro.Dir, "dir", "", "directory for the blobs (default <cache-dir>/registry)")
 	f.BoolVar(&ro.ReadOnly, "read-only", false, "refuse pushes")
-	f.BoolVarP(&ro.Verbose, "verbose", "v", false, "log every request")
 	f.StringVar(&ro.AccessLog, "access-log", "", "append every answered request to this file, one JSON line each")
 	f.StringSliceVar(&ro.Shaped, "shaped-listen", nil, "address to serve at most --shaped-rate bytes per second, host:port (repeatable)")
 	f.StringVar(&shapedRate, "shaped-rate", "", "bytes per second the --shaped-listen addresses send at most (e.g. 512k, 4M)")
