@@ -1,7 +1,8 @@
 // Package images names the images kubeproof's specs run: each one of this
 // repository's programs, packed alone into an image (see
 // internal/provision/internal/imagebuild for how they are built and loaded). A spec
-// puts Ref into its Pods; nothing is ever pulled for them.
+// puts Ref into its Pods; nothing is ever pulled for them (the images the
+// pull specs download are made apart, see package freshimage).
 package images
 
 import "strings"

@@ -20,6 +20,7 @@ import (
 	"github.com/kubeproof/kubeproof/internal/progress"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/binaries"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/bringup"
+	"github.com/kubeproof/kubeproof/internal/provision/internal/clusterregistry"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/config"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/dockerd"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/imagebuild"
@@ -39,6 +40,8 @@ type state struct {
 	// once Up finished.
 	Owner process.Record `json:"owner"`
 	Ready bool           `json:"ready"`
+	// Registry is the registry's process beside the cluster, if it runs.
+	Registry *process.Record `json:"registry,omitempty"`
 }
 
 func saveState(l layout, st state) error {
@@ -119,6 +122,9 @@ func (p *Provider) Up(ctx context.Context) (info *cluster.Info, err error) {
 		return nil, err
 	}
 	info = p.info(u)
+	if u.registry != nil {
+		info.ServesPulls(u.registry.PullRegistry())
+	}
 	info.PullsFrom(c.ImageRegistry, !c.SkipImageLoad)
 	info.NodeRegistry = u.nodeRegistry
 	if err := info.Save(l.infoFile()); err != nil {
@@ -151,6 +157,8 @@ type bringUp struct {
 	client   kubernetes.Interface
 	// nodeRegistry: where the nodes reach a loopback registry.
 	nodeRegistry string
+	// registry is the cluster's own registry, once it answers.
+	registry *clusterregistry.Spec
 }
 
 // docker finds the Docker API to use, starting kubeproof's private daemon
@@ -340,7 +348,7 @@ func (p *Provider) info(u *bringUp) *cluster.Info {
 		Capabilities: []cluster.Capability{cluster.AuditLog, cluster.EtcdAccess, cluster.ControlPlaneFlags,
 			cluster.LoadImage, cluster.NodeExec, cluster.ClusterCA, cluster.Disposable},
 		Reasons: map[cluster.Capability]string{
-			cluster.RegistryPull: "no container registry is reachable here: kubeproof loads its images into the nodes, nothing is pulled",
+			cluster.RegistryPull: "the cluster was made --without registry: kubeproof serves no registry beside it, and loads its images into the nodes",
 		},
 		Kubectl:      u.bin.Path("kubectl"),
 		AuditLogPath: l.auditLog(),
