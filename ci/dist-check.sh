@@ -24,7 +24,8 @@ case $out in
   *"$version"*) ;;
   *) echo "dist-check: the plugin reports another version than $version" >&2; exit 1 ;;
 esac
-help=$(kubectl kubeproof --help | head -n 20)
+# All of it: head would close the pipe on a long help (SIGPIPE under pipefail).
+help=$(kubectl kubeproof --help)
 case $help in
   *"kubectl kubeproof run"*|*"kubectl kubeproof [command]"*) echo "dist-check: its help names it kubectl kubeproof" ;;
   *) echo "dist-check: the plugin's help does not name it kubectl kubeproof:" >&2; echo "$help" >&2; exit 1 ;;
