@@ -34,23 +34,25 @@ var _ = ginkgo.Describe("Kubelet image pulls", func() {
 			ginkgo.By("a Pod whose image no node has: the kubelet downloads it")
 			mark := f.RegistryMark()
 			createPod(ctx, f, pullPod("first", img.Ref, node.Name, corev1.PullIfNotPresent))
-			first := framework.AwaitPull(ctx, events, "first")
-			if !first.Downloaded() {
-				framework.Unmet(framework.RegistryComponent, "the node downloaded the spec's image from the cluster's registry", first.Summary())
-			}
-			fetch := f.RegistryFetch(ctx, mark, img, func(fe freshimage.Fetch) bool { return fe.BlobRequests >= len(img.Blobs) })
+			first, fetch := f.AwaitDownload(ctx, events, "first", mark, img)
 			framework.RunningPod(ctx, pods, "first")
 			evs, _ := framework.Await(ctx, events, "the first Pod's Started event", framework.Timeout.API, func(es []observe.Event) bool {
 				return framework.FindEvent(es, "first", "Started") != nil
 			})
 			reasons := framework.EventReasons(evs, "first")
 			addrs := nodeAddresses(node)
-			firstPull.Record(firstPullEvidence{Link: reg.Link, Reasons: reasons,
+			fp := firstPullEvidence{Link: reg.Link, Reasons: reasons,
 				InOrder: inOrder(reasons, "Scheduled", "Pulling", "Pulled", "Created", "Started"), Pulling: first.Pulling,
-				PulledMessage: first.Pulled.Message, Clients: fetch.Clients, FromNode: fromOnly(fetch.Clients, addrs),
+				Clients: fetch.Clients, FromNode: fromOnly(fetch.Clients, addrs),
 				ManifestRequests: fetch.ManifestRequests, BlobRequests: fetch.BlobRequests, BlobBytes: fetch.BlobBytes,
-				ImageBytes: img.Bytes, Downloaded: fetch.BlobBytes >= blobBytes(img)})
-			firstPullTime.Record(pullTime(reg.Link, first.Pulled.Message, fetch))
+				ImageBytes: img.Bytes, Downloaded: fetch.Whole(img)}
+			if first.Pulled != nil {
+				fp.PulledMessage = first.Pulled.Message
+				firstPullTime.Record(pullTime(reg.Link, first.Pulled.Message, fetch))
+			} else {
+				firstPullTime.Unobservable("the kubelet reported no Pulled event for the first Pod's image (%s), although the registry sent the node all of it", first.Summary())
+			}
+			firstPull.Record(fp)
 
 			ginkgo.By("the same image again, IfNotPresent: the node has it")
 			mark = f.RegistryMark()
@@ -115,13 +117,6 @@ func pullTime(link, pulledMessage string, fetch freshimage.Fetch) pullTimeEviden
 		}
 	}
 	return ev
-}
-
-// blobBytes is what the image's config and layer weigh: what the
-// registry sends for a whole download.
-func blobBytes(img freshimage.Image) int64 {
-	// Bytes counts the manifest too, which is not a blob.
-	return img.Bytes - img.ManifestBytes
 }
 
 func nodeAddresses(n corev1.Node) []string {
