@@ -3,6 +3,7 @@ package kubelet
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -33,6 +34,7 @@ var _ = ginkgo.Describe("Kubelet image pulls", func() {
 
 			ginkgo.By("a Pod whose image no node has: the kubelet downloads it")
 			mark := f.RegistryMark()
+			created := time.Now()
 			createPod(ctx, f, pullPod("first", img.Ref, node.Name, corev1.PullIfNotPresent))
 			first, fetch := f.AwaitDownload(ctx, events, "first", mark, img)
 			framework.RunningPod(ctx, pods, "first")
@@ -48,7 +50,9 @@ var _ = ginkgo.Describe("Kubelet image pulls", func() {
 				ImageBytes: img.Bytes, Downloaded: fetch.Whole(img)}
 			if first.Pulled != nil {
 				fp.PulledMessage = first.Pulled.Message
-				firstPullTime.Record(pullTime(reg.Link, first.Pulled.Message, fetch))
+				t := pullTime(reg.Link, first.Pulled.Message, fetch)
+				t.CreateToReadyMs = framework.Millis(framework.ReadyPod(ctx, pods, "first").At.Sub(created))
+				firstPullTime.Record(t)
 			} else {
 				firstPullTime.Unobservable("the kubelet reported no Pulled event for the first Pod's image (%s), although the registry sent the node all of it", first.Summary())
 			}
@@ -68,6 +72,7 @@ var _ = ginkgo.Describe("Kubelet image pulls", func() {
 
 			ginkgo.By("the same image again, Always: the kubelet asks the registry")
 			mark = f.RegistryMark()
+			created = time.Now()
 			createPod(ctx, f, pullPod("always", img.Ref, node.Name, corev1.PullAlways))
 			always := framework.AwaitPull(ctx, events, "always")
 			var until func(freshimage.Fetch) bool
@@ -81,7 +86,9 @@ var _ = ginkgo.Describe("Kubelet image pulls", func() {
 			switch {
 			case always.Pulled != nil:
 				aev.Outcome, aev.Message = "pulled", always.Pulled.Message
-				alwaysPullTime.Record(pullTime(reg.Link, always.Pulled.Message, asked))
+				t := pullTime(reg.Link, always.Pulled.Message, asked)
+				t.CreateToReadyMs = framework.Millis(framework.ReadyPod(ctx, pods, "always").At.Sub(created))
+				alwaysPullTime.Record(t)
 			case always.Failed != nil:
 				aev.Outcome, aev.Message = "failed", firstLine(always.Failed.Message)
 				alwaysPullTime.Unobservable("the Always Pod's pull failed: %s", aev.Message)
@@ -202,6 +209,10 @@ type pullTimeEvidence struct {
 	// SizeBytes is the image's size as the runtime reports it (the Pulled
 	// event), unpacked.
 	SizeBytes int64 `json:"sizeBytes"`
+	// CreateToReadyMs is the Pod's start as a user times it (time kubectl
+	// apply && kubectl wait): from the spec's create request to the Pod
+	// Ready, as this process received it.
+	CreateToReadyMs float64 `json:"createToReadyMs"`
 }
 
 // The same image again, IfNotPresent, on the node that has it now.
