@@ -1,6 +1,7 @@
 package observer
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"reflect"
@@ -109,7 +110,7 @@ func (r *eventsRecorder) Evidence() (any, error) {
 			count = int(k.Series.Count)
 		}
 		rec := EventRecord{Reason: k.Reason, Type: k.Type, Message: k.Message, Count: max(count, 1),
-			Source: firstNonEmpty(k.Source.Component, k.ReportingController), At: r.env.Millis(e.Received)}
+			Source: cmp.Or(k.Source.Component, k.ReportingController), At: r.env.Millis(e.Received)}
 		if i, seen := index[string(k.UID)]; seen {
 			rec.At = ev.Events[i].At
 			ev.Events[i] = rec

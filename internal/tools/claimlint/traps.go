@@ -1,6 +1,7 @@
 package claimlint
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -140,7 +141,7 @@ func unseenOrder(p probe.LoadedProbe, e expect.Expectation) string {
 	if e.Before == "" && e.After == "" && e.Minus == "" && (e.SameAs == "" || e.Tolerance == nil) {
 		return ""
 	}
-	a, b := e.Evidence, firstNonEmpty(e.Minus, e.Other())
+	a, b := e.Evidence, cmp.Or(e.Minus, e.Other())
 	oa, okA := objectTime(p, a)
 	ob, okB := objectTime(p, b)
 	if !okA || !okB || oa != ob {
@@ -236,13 +237,4 @@ func window(c claims.Claim, e expect.Expectation) (lo, hi float64, ok bool) {
 		return 0, 0, false
 	}
 	return *e.AtLeast, *e.AtMost, true
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
