@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeproof/kubeproof/kube/observe"
 )
@@ -88,8 +87,8 @@ type eventsRecorder struct {
 
 func (e *Events) Start(ctx context.Context, env *Env) (Recorder, error) {
 	sel := fields.Set{"involvedObject.name": e.Name, "involvedObject.kind": e.Kind}.AsSelector().String()
-	lw := cache.NewFilteredListWatchFromClient(env.Client.CoreV1().RESTClient(), "events", env.Namespace,
-		func(opts *metav1.ListOptions) { opts.FieldSelector = sel })
+	events := env.Client.CoreV1().Events(env.Namespace)
+	lw := observe.Selected(events.List, events.Watch, func(opts *metav1.ListOptions) { opts.FieldSelector = sel })
 	rec, err := observe.Record(ctx, lw)
 	if err != nil {
 		return nil, fmt.Errorf("watch the Events of %s: %w", e.Ref, err)
