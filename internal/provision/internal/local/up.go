@@ -15,6 +15,7 @@ import (
 	"github.com/kubeproof/kubeproof/contract/images"
 	"github.com/kubeproof/kubeproof/internal/debpkg"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/noproxy"
 	"github.com/kubeproof/kubeproof/internal/progress"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/binaries"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/bringup"
@@ -44,6 +45,9 @@ func (p *Provider) Up(ctx context.Context) (*cluster.Info, error) {
 		return nil, err
 	}
 	c, pr := p.cfg, p.cfg.Progress
+	// The components started below inherit the environment: a proxy it
+	// names must not get the requests for this cluster's own ranges.
+	noproxy.Exempt(c.LinkCIDR, c.PodCIDR, c.ServiceCIDR)
 	if err := debpkg.Ensure(ctx, debpkg.LocalCluster, pr); err != nil {
 		return nil, err
 	}
