@@ -5,7 +5,8 @@ import (
 	"testing"
 )
 
-// # is a length; a list element past the end is absent, with why; a field
+// # is a length; a list element past the end, a path through a null and a
+// field the recorded object lacks are absent, with why; an evidence name
 // that was not recorded is not.
 func TestFind(t *testing.T) {
 	var ev map[string]any
@@ -23,7 +24,13 @@ func TestFind(t *testing.T) {
 	if _, ok, why := Find(ev, "pod.last.ready.reason"); ok || why != "pod.last.ready is null" {
 		t.Errorf("through a null: %t, %q", ok, why)
 	}
-	if _, ok, why := Find(ev, "pod.first.phase"); ok || why != "" {
-		t.Errorf("a field not recorded: %t, %q", ok, why)
+	if _, ok, why := Find(ev, "pod.first.phase"); ok || why != "pod has no first" {
+		t.Errorf("a field the object lacks: %t, %q", ok, why)
+	}
+	if _, ok, why := Find(ev, "pod.last.reason"); ok || why != "pod.last has no reason" {
+		t.Errorf("a field the object lacks: %t, %q", ok, why)
+	}
+	if _, ok, why := Find(ev, "node.name"); ok || why != "" {
+		t.Errorf("an evidence name not recorded: %t, %q", ok, why)
 	}
 }
