@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -32,5 +33,25 @@ func TestFind(t *testing.T) {
 	}
 	if _, ok, why := Find(ev, "node.name"); ok || why != "" {
 		t.Errorf("an evidence name not recorded: %t, %q", ok, why)
+	}
+}
+
+// A field tagged omitempty may be left out; one without is always
+// written; a map's key may be missing.
+func TestOmittable(t *testing.T) {
+	type watch struct {
+		Code  int               `json:"code"`
+		Error string            `json:"firstLineError,omitempty"`
+		At    *struct{ N int }  `json:"at,omitzero"`
+		Keys  map[string]string `json:"keys"`
+	}
+	typ := reflect.TypeFor[watch]()
+	for path, want := range map[string][2]bool{
+		"w.code": {false, true}, "w.firstLineError": {true, true}, "w.at": {true, true},
+		"w.at.N": {false, true}, "w.keys.x": {true, true}, "w.nothing": {false, false}, "w": {false, false},
+	} {
+		if o, k := Omittable(typ, path); o != want[0] || k != want[1] {
+			t.Errorf("%s: omittable %t, known %t; want %v", path, o, k, want)
+		}
 	}
 }

@@ -1,9 +1,12 @@
 package judge
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/evidence"
 	"github.com/kubeproof/kubeproof/claims/record"
 )
 
@@ -69,5 +72,29 @@ func TestMissingFieldOfUnfinishedSpec(t *testing.T) {
 	r := judged(t, watchClaim(`{evidence: watchGRPC.firstLineError, absent: true}`), ended)
 	if r.Verdict != Error || !strings.Contains(r.Reason, "no spec recorded the evidence watchGRPC.firstLineError (a harness bug)") {
 		t.Errorf("evidence not recorded at all: %s (%s)", r.Verdict, r.Reason)
+	}
+}
+
+// With the evidence's declared type, a field the spec may leave out
+// (omitempty) is absent, and one it always writes is missing: a report of
+// a kubeproof whose spec did not have the field yet, not a refutation.
+func TestMissingFieldByDeclaredType(t *testing.T) {
+	type watch struct {
+		Chunks         int    `json:"chunks"`
+		FirstLineError string `json:"firstLineError,omitempty"`
+		PullTried      bool   `json:"pullTried"`
+	}
+	ended := probeResult(t, "passed", watchRun)
+	specs := map[string]SpecResult{"p": ended}
+	Declare(specs, []evidence.EvidenceDecl{{Spec: "p", Name: "watchHTTP", Type: reflect.TypeFor[watch]()}, {Spec: "other", Name: "x"}})
+	judgeTyped := func(expect string) Result {
+		return Claims([]claims.Claim{claimOf(t, watchClaim(expect))}, specs, info())[0]
+	}
+	if r := judgeTyped(`{evidence: watchHTTP.firstLineError, absent: true}`); r.Verdict != Confirmed {
+		t.Errorf("an omitempty field: %s (%s)", r.Verdict, r.Reason)
+	}
+	r := judgeTyped(`{evidence: watchHTTP.pullTried, equals: true}`)
+	if r.Verdict != Error || !strings.Contains(r.Reason, "spec p recorded watchHTTP without watchHTTP.pullTried, a field it always writes") {
+		t.Errorf("a field always written: %s (%s)", r.Verdict, r.Reason)
 	}
 }
