@@ -60,7 +60,9 @@ func checkCluster(ctx context.Context, a actRunner, c *checks, kubeproof, _ stri
 			c.expect(v["ACT-CONFLICT"] == "confirmed" && v["ACT-WINNER-CREATED"] == "refuted", "%s: verdicts %v, want ACT-CONFLICT confirmed, ACT-WINNER-CREATED refuted", r.name, v)
 		}},
 		{"cluster-fail-on-refuted", claims + " --fail-on-refuted", "failure", 10, nil},
-		{"cluster-error", `--claims-file ci/act/testdata/error.yaml --document ci/act/testdata/concurrency.md`, "failure", 13, func(r *actRun, _ string, rep kpreport.Report) {
+		// Ginkgo's dry-run reports the spec passed without running it:
+		// it records no evidence, which the judge calls a harness error.
+		{"cluster-error", `--ginkgo-arg dry-run --claims-file ci/act/testdata/error.yaml --document ci/act/testdata/concurrency.md`, "failure", 13, func(r *actRun, _ string, rep kpreport.Report) {
 			v := verdicts(rep)
 			c.expect(v["ACT-CHUNKS"] == "error", "%s: verdicts %v, want ACT-CHUNKS error", r.name, v)
 		}},

@@ -158,3 +158,39 @@ type Source struct {
 	// Line is the 1-based line (in a claims file, of the claim's id).
 	Line int `json:"line"`
 }
+
+// Omittable reports whether the field at the end of path (its first part
+// the evidence name) may be left out of evidence of type t: a field tagged
+// omitempty or omitzero, a map's key, anything below an untyped value.
+// known is false when t does not declare the path.
+func Omittable(t reflect.Type, path string) (omittable, known bool) {
+	i := strings.LastIndex(path, ".")
+	if i < 0 {
+		return false, false
+	}
+	parent, err := Resolve(t, path[:i])
+	if err != nil {
+		return false, false
+	}
+	switch parent.Kind() {
+	case reflect.Map, reflect.Interface:
+		return true, true
+	case reflect.Struct:
+	default:
+		return false, false
+	}
+	name := path[i+1:]
+	for _, f := range append(reflect.VisibleFields(parent), sourcedoc.OneOf(parent)...) {
+		if n, ok := JSONName(f); !ok || n != name || len(f.Index) == 0 {
+			continue
+		}
+		_, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		for _, o := range strings.Split(opts, ",") {
+			if o == "omitempty" || o == "omitzero" {
+				return true, true
+			}
+		}
+		return false, true
+	}
+	return false, false
+}

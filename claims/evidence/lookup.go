@@ -17,11 +17,13 @@ func Lookup(evidence map[string]any, path string) (any, bool) {
 	return v, found
 }
 
-// Find is Lookup that says, when the path has no value, whether it is
-// absent from what was recorded: a list element past the list's end, or a
-// path through a null ("pod.values.phase has 2 elements: none at 3"). An
-// evidence name or a field that was not recorded has no why: a spec that
-// did not get to it, or did not record it, explains that.
+// Find is Lookup that says, when the path has no value, why it is absent
+// from what was recorded: a list element past the list's end, a path
+// through a null, or a field a recorded object does not have (an optional
+// field, left out when it has no value): "pod.values.phase has 2 elements:
+// none at 3", "watchHTTP has no firstLineError". Only an evidence name that
+// was not recorded has no why: a spec that did not get to it, or could not
+// observe it, explains that.
 func Find(evidence map[string]any, path string) (v any, found bool, why string) {
 	parts := strings.Split(path, ".")
 	v, ok := evidence[parts[0]]
@@ -55,7 +57,7 @@ func Find(evidence map[string]any, path string) (v any, found bool, why string) 
 				p = keys[0]
 			}
 			if v, ok = x[p]; !ok {
-				return nil, false, ""
+				return nil, false, at + " has no " + p
 			}
 		case []any:
 			i, err := strconv.Atoi(p)

@@ -2,10 +2,12 @@ package evidence
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
-// # is a length; a list element past the end is absent, with why; a field
+// # is a length; a list element past the end, a path through a null and a
+// field the recorded object lacks are absent, with why; an evidence name
 // that was not recorded is not.
 func TestFind(t *testing.T) {
 	var ev map[string]any
@@ -23,7 +25,33 @@ func TestFind(t *testing.T) {
 	if _, ok, why := Find(ev, "pod.last.ready.reason"); ok || why != "pod.last.ready is null" {
 		t.Errorf("through a null: %t, %q", ok, why)
 	}
-	if _, ok, why := Find(ev, "pod.first.phase"); ok || why != "" {
-		t.Errorf("a field not recorded: %t, %q", ok, why)
+	if _, ok, why := Find(ev, "pod.first.phase"); ok || why != "pod has no first" {
+		t.Errorf("a field the object lacks: %t, %q", ok, why)
+	}
+	if _, ok, why := Find(ev, "pod.last.reason"); ok || why != "pod.last has no reason" {
+		t.Errorf("a field the object lacks: %t, %q", ok, why)
+	}
+	if _, ok, why := Find(ev, "node.name"); ok || why != "" {
+		t.Errorf("an evidence name not recorded: %t, %q", ok, why)
+	}
+}
+
+// A field tagged omitempty may be left out; one without is always
+// written; a map's key may be missing.
+func TestOmittable(t *testing.T) {
+	type watch struct {
+		Code  int               `json:"code"`
+		Error string            `json:"firstLineError,omitempty"`
+		At    *struct{ N int }  `json:"at,omitzero"`
+		Keys  map[string]string `json:"keys"`
+	}
+	typ := reflect.TypeFor[watch]()
+	for path, want := range map[string][2]bool{
+		"w.code": {false, true}, "w.firstLineError": {true, true}, "w.at": {true, true},
+		"w.at.N": {false, true}, "w.keys.x": {true, true}, "w.nothing": {false, false}, "w": {false, false},
+	} {
+		if o, k := Omittable(typ, path); o != want[0] || k != want[1] {
+			t.Errorf("%s: omittable %t, known %t; want %v", path, o, k, want)
+		}
 	}
 }

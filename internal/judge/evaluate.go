@@ -82,9 +82,12 @@ type found struct {
 }
 
 // find looks path up in the evidence of specs (only, if set). A path that
-// is absent below evidence a spec recorded is absent only if the spec
-// ended: one that stopped may not have seen it yet, and is explained as
-// missing evidence.
+// is absent below evidence a spec recorded (a field the recorded object
+// left out, a list element past the end, a path through a null) reads as
+// absent, null, only if the spec ended: one that stopped may not have seen
+// it yet, and is explained as missing evidence. So is a summary of samples
+// that took none (framework.Samples has no median without values): the
+// spec looked and there was nothing to measure, which decides nothing.
 func find(specs []SpecResult, only, path string) found {
 	var absent *found
 	for _, s := range specs {
@@ -95,7 +98,7 @@ func find(specs []SpecResult, only, path string) found {
 		if ok {
 			return found{v: v, recorded: true}
 		}
-		if why != "" && absent == nil && !s.Failed() {
+		if _, unwritten := alwaysWritten(s, path); why != "" && absent == nil && !s.Failed() && !noSamples(s, path) && !unwritten {
 			absent = &found{recorded: true, absent: why}
 		}
 	}
@@ -103,6 +106,49 @@ func find(specs []SpecResult, only, path string) found {
 		return *absent
 	}
 	return found{}
+}
+
+// noSamples says whether path is a field beside a summary's n = 0 in the
+// evidence of s: a median, min or max of no samples.
+func noSamples(s SpecResult, path string) bool {
+	parent, _, ok := cutLast(path)
+	if !ok {
+		return false
+	}
+	n, ok := lookup(s.Evidence, parent+".n")
+	return ok && fmt.Sprint(n) == "0"
+}
+
+// alwaysWritten names the field of path that s's evidence lacks when the
+// spec's declared type writes it always (no omitempty): that spec did not
+// write it (a report of a kubeproof whose spec had no such field, or a
+// harness bug), which is no absence. Evidence of no declared type (a test's)
+// reads as if every field may be left out.
+func alwaysWritten(s SpecResult, path string) (string, bool) {
+	parts := strings.Split(path, ".")
+	t, ok := s.Types[parts[0]]
+	if !ok {
+		return "", false
+	}
+	for i := 1; i < len(parts); i++ {
+		at := strings.Join(parts[:i+1], ".")
+		if _, ok := lookup(s.Evidence, at); ok {
+			continue
+		}
+		parent, ok := lookup(s.Evidence, strings.Join(parts[:i], "."))
+		m, isObject := parent.(map[string]any)
+		if !ok || !isObject || parts[i] == "#" || parts[i] == "{key}" {
+			return "", false
+		}
+		if _, has := m[parts[i]]; has {
+			return "", false
+		}
+		if omittable, known := evidence.Omittable(t, at); known && !omittable {
+			return at, true
+		}
+		return "", false
+	}
+	return "", false
 }
 
 // detail is what the evidence beside a failing value says of it: for a
@@ -144,7 +190,10 @@ func explain(paths []string, specs []SpecResult) []Observation {
 
 // missingEvidence explains evidence no spec recorded: a spec that skipped
 // (the cluster cannot do what it needs), failed (a harness bug), stopped
-// because something the claim depends on did not happen, or a harness bug.
+// because something the claim depends on did not happen, sampled nothing,
+// or a harness bug. A field missing below evidence a spec that ended
+// recorded is no such case (find reads it as absent), unless the spec's
+// type always writes it.
 func missingEvidence(evidence string, specs []SpecResult) (Verdict, string) {
 	name, _, _ := strings.Cut(evidence, ".")
 	for _, s := range specs {
@@ -169,11 +218,15 @@ func missingEvidence(evidence string, specs []SpecResult) (Verdict, string) {
 	}
 	// A summary of samples (framework.Samples) has no median when nothing
 	// was sampled: the spec looked, and there was nothing to measure.
-	if parent, _, ok := cutLast(evidence); ok {
-		for _, s := range specs {
-			if n, ok := lookup(s.Evidence, parent+".n"); ok && fmt.Sprint(n) == "0" {
-				return NotCheckable, fmt.Sprintf("not checkable here: spec %s took no samples of %s (%s.n = 0)", s.ID, parent, parent)
-			}
+	for _, s := range specs {
+		if field, ok := alwaysWritten(s, evidence); ok {
+			return Error, fmt.Sprintf("spec %s recorded %s without %s, a field it always writes: a report of another kubeproof version, or a harness bug", s.ID, name, field)
+		}
+	}
+	for _, s := range specs {
+		if noSamples(s, evidence) {
+			parent, _, _ := cutLast(evidence)
+			return NotCheckable, fmt.Sprintf("not checkable here: spec %s took no samples of %s (%s.n = 0)", s.ID, parent, parent)
 		}
 	}
 	return Error, fmt.Sprintf("no spec recorded the evidence %s (a harness bug)", evidence)

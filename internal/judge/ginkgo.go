@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/kubeproof/kubeproof/claims/evidence"
 	"github.com/kubeproof/kubeproof/claims/record"
 	"github.com/kubeproof/kubeproof/claims/speclink"
 )
@@ -33,6 +35,9 @@ type SpecResult struct {
 	// Unobservable says, by evidence name, why the spec could not observe
 	// it on this cluster.
 	Unobservable map[string]string `json:"unobservable,omitempty"`
+	// Types are the Go types the spec's evidence is declared with, by
+	// evidence name (Declare): which fields it may leave out.
+	Types map[string]reflect.Type `json:"-"`
 	// Dump is the file a failed spec's namespace was dumped to.
 	Dump string `json:"dump,omitempty"`
 	// Components are what the spec saw components do (or not do).
@@ -230,4 +235,22 @@ func firstLine(s string) string {
 		s = s[:i]
 	}
 	return s
+}
+
+// Declare gives the specs the types their evidence is declared with
+// (framework.DeclaredEvidence, a claims file's probes), so that the judge
+// tells a field a spec may leave out (absent) from one it always writes
+// (missing: not this spec's evidence).
+func Declare(specs map[string]SpecResult, decls []evidence.EvidenceDecl) {
+	for _, d := range decls {
+		s, ok := specs[d.Spec]
+		if !ok {
+			continue
+		}
+		if s.Types == nil {
+			s.Types = map[string]reflect.Type{}
+		}
+		s.Types[d.Name] = d.Type
+		specs[d.Spec] = s
+	}
 }

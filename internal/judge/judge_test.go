@@ -70,8 +70,11 @@ func TestClaims(t *testing.T) {
 			"spec-b": spec("spec-b", "skipped", `{}`),
 		}, info(cluster.AuditLog), map[string]Verdict{"X-STORED": Error, "X-AUTH": Error, "X-TIME": NotCheckable}},
 		{"a passed spec without the evidence is an error too", map[string]SpecResult{
-			"spec-b": spec("spec-b", "passed", `{"timing":{}}`),
+			"spec-b": spec("spec-b", "passed", `{}`),
 		}, info(), map[string]Verdict{"X-TIME": Error}},
+		{"a field missing below recorded evidence is absent: no number measured", map[string]SpecResult{
+			"spec-b": spec("spec-b", "passed", `{"timing":{}}`),
+		}, info(), map[string]Verdict{"X-TIME": Refuted}},
 	}
 	for _, tc := range cases {
 		got := verdicts(Claims(cat.Claims, tc.specs, tc.info))

@@ -12,6 +12,7 @@ import (
 	"github.com/kubeproof/kubeproof/claims/speclink"
 	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/fixtures"
+	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/judge"
 	"github.com/kubeproof/kubeproof/internal/report"
@@ -164,6 +165,10 @@ func judgeInto(reportDir string, cat *claims.Catalog, selected []claims.Claim, i
 			return report.Report{}, err
 		}
 	}
+	// The evidence's declared types tell a field a spec may leave out
+	// (absent) from one its spec always writes (then missing: a report
+	// of another kubeproof version).
+	judge.Declare(run.Specs, append(framework.DeclaredEvidence(), cat.ProbeEvidence()...))
 	results := judge.Claims(selected, run.Specs, info)
 	if interrupted {
 		results = judge.Interrupted(results)
