@@ -41,6 +41,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework/observe"
 	"github.com/kubeproof/kubeproof/framework/ownership"
 	"github.com/kubeproof/kubeproof/framework/podsecurity"
+	"github.com/kubeproof/kubeproof/internal/buildinfo"
 )
 
 // TestContext holds the flags that say which cluster the suites check.
@@ -59,6 +60,9 @@ var TestContext struct {
 	// ImageRegistry is where the run's Pods take kubeproof's images from,
 	// when its nodes do not have them loaded.
 	ImageRegistry string
+	// ImageTag is the images' tag in ImageRegistry (default: this
+	// binary's version, as `kubeproof image push` tags them).
+	ImageTag string
 	// ImagePullSecret is a docker config file with the credentials for
 	// ImageRegistry.
 	ImagePullSecret string
@@ -97,6 +101,8 @@ func RegisterFlags(fs *flag.FlagSet) {
 		"multiply every timeout and observation window by this (for slow machines)")
 	fs.StringVar(&TestContext.ImageRegistry, "kubeproof.image-registry", "",
 		"registry the Pods take kubeproof's images from (where `kubeproof image push` put them), for nodes that do not have them loaded")
+	fs.StringVar(&TestContext.ImageTag, "kubeproof.image-tag", "",
+		"the images' tag in --kubeproof.image-registry (default: this binary's version, as `kubeproof image push` tags them)")
 	fs.StringVar(&TestContext.ImagePullSecret, "kubeproof.image-pull-secret", "",
 		"docker config file with the credentials for --kubeproof.image-registry")
 	fs.StringVar(&TestContext.ReportDir, "kubeproof.report-dir", ".", "directory for failed specs' namespace dumps (failures/)")
@@ -139,7 +145,11 @@ func Cluster() (*cluster.Info, error) {
 			clusterErr = fmt.Errorf("no cluster to check: pass --kubeproof.cluster-info (written by `kubeproof up`) or --kubeproof.kubeconfig")
 		}
 		if clusterErr == nil {
-			images.UseRegistry(cmp.Or(TestContext.ImageRegistry, clusterInfo.ImageRegistry))
+			if TestContext.ImageRegistry != "" {
+				images.UseRegistry(TestContext.ImageRegistry, cmp.Or(TestContext.ImageTag, buildinfo.ImageTag()))
+			} else {
+				images.UseRegistry(clusterInfo.ImageRegistry, cmp.Or(clusterInfo.ImageTag, buildinfo.ImageTag()))
+			}
 		}
 	})
 	return clusterInfo, clusterErr

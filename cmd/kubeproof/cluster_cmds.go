@@ -149,22 +149,6 @@ func newPrepareCommand(o *options) *cobra.Command {
 	return cmd
 }
 
-func newVersionCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print kubeproof's version and the Kubernetes version it runs by default",
-		Args:  usageArgs(cobra.NoArgs),
-		Run: func(*cobra.Command, []string) {
-			fmt.Println(versionLine())
-		},
-	}
-}
-
-// versionLine is what `kubeproof version` and `kubeproof --version` print.
-func versionLine() string {
-	return fmt.Sprintf("kubeproof %s (%s by default)", version(), clusterflags.DefaultReleases())
-}
-
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -22,8 +22,9 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/kubeproof/kubeproof/framework/childproc"
 )
 
 // Capability is something beyond the Kubernetes API that a provider offers.
@@ -70,6 +71,9 @@ type Info struct {
 	// ImageRegistry is where the nodes pull the images the specs run from,
 	// when they are not loaded into them ("" for loaded images).
 	ImageRegistry string `json:"imageRegistry,omitempty"`
+	// ImageTag is the images' tag in ImageRegistry: the version of the
+	// kubeproof whose images they are.
+	ImageTag string `json:"imageTag,omitempty"`
 	// NodeRegistry is the address (host:port) at which the nodes reach a
 	// registry on this machine's loopback: one serving them must listen
 	// there too (`kubeproof env` prints it as KUBEPROOF_NODE_REGISTRY).
@@ -147,7 +151,7 @@ func (i *Info) RunOnNode(ctx context.Context, node string, args ...string) ([]by
 	argv, env := i.NodeCommand(node, args...)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // dies with the spec process
+	cmd.SysProcAttr = childproc.Attr() // dies with the spec process
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -189,9 +193,9 @@ func (i *Info) Missing(c Capability) string {
 }
 
 // PullsFrom records that the nodes pull the images the specs run from
-// registry reg; loaded says they also have them loaded (the Pods then keep
-// using the loaded names).
-func (i *Info) PullsFrom(reg string, loaded bool) {
+// registry reg, tagged tag; loaded says they also have them loaded (the
+// Pods then keep using the loaded names).
+func (i *Info) PullsFrom(reg, tag string, loaded bool) {
 	if reg == "" {
 		return
 	}
@@ -200,7 +204,7 @@ func (i *Info) PullsFrom(reg string, loaded bool) {
 	}
 	delete(i.Reasons, RegistryPull)
 	if !loaded {
-		i.ImageRegistry = reg
+		i.ImageRegistry, i.ImageTag = reg, tag
 	}
 }
 

@@ -16,7 +16,7 @@ const module = "github.com/kubeproof/kubeproof/"
 func layer(pkg string) string {
 	p := strings.TrimPrefix(pkg, module)
 	switch {
-	case p == "internal/exitcode" || p == "internal/progress" || p == "internal/pki" || p == "internal/debpkg":
+	case p == "internal/exitcode" || p == "internal/progress" || p == "internal/pki" || p == "internal/debpkg" || p == "internal/buildinfo":
 		return "support"
 	case p == "internal/provision":
 		return "provision-face"

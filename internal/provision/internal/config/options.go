@@ -27,6 +27,18 @@ type Existing struct {
 	// Disposable: the cluster is used by nobody else, so specs that
 	// disturb other users may run.
 	Disposable bool
+	// Published is where the nodes pull kubeproof's images from when the
+	// run pushes none there (no --image-registry): the registry path a
+	// release published them to, tagged with its version.
+	Published Published
+}
+
+// Published names a registry path holding kubeproof's published images
+// (host[:port][/path]) and where that name came from.
+type Published struct {
+	Registry string
+	// From says who named it: $KUBEPROOF_IMAGE_REGISTRY, or the release.
+	From string
 }
 
 // Local are the options of the local provider's clusters.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/internal/buildinfo"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/pki"
 	"github.com/kubeproof/kubeproof/internal/progress"
@@ -121,7 +122,7 @@ func (p *Provider) Up(ctx context.Context) (info *cluster.Info, err error) {
 		return nil, err
 	}
 	info = p.info(u)
-	info.PullsFrom(c.ImageRegistry, !c.SkipImageLoad)
+	info.PullsFrom(c.ImageRegistry, buildinfo.ImageTag(), !c.SkipImageLoad)
 	info.NodeRegistry = u.nodeRegistry
 	if err := info.Save(l.infoFile()); err != nil {
 		return nil, err

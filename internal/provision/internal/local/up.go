@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/internal/buildinfo"
 	"github.com/kubeproof/kubeproof/internal/debpkg"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
@@ -385,7 +386,7 @@ func (u *bringUp) finish(begin time.Time) (*cluster.Info, error) {
 	info.Components = u.steps.Status()
 	info.NodeCgroups = u.p.cgroup.Describe()
 	info.CreatedAt = begin
-	info.PullsFrom(c.ImageRegistry, !c.SkipImageLoad)
+	info.PullsFrom(c.ImageRegistry, buildinfo.ImageTag(), !c.SkipImageLoad)
 	info.NodeRegistry = registryhosts.NodeAddress(c.Shape, c.network().hostIP.String())
 	if err := info.Save(l.infoFile()); err != nil {
 		return nil, err
