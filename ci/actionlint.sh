@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# actionlint on the GitHub Actions recipe and on the composite action it
-# uses (action.yml): actionlint reads a local action's metadata only in a
-# repository laid out as GitHub's (.github/workflows), so both are checked
-# in a copy laid out so.
+# actionlint on the GitHub Actions recipe, on the composite action it uses
+# (action.yml) and on this repository's own workflows (.github/workflows:
+# the release): actionlint reads a local action's metadata only in a
+# repository laid out as GitHub's, so all are checked in a copy laid out so.
 # Usage: ci/actionlint.sh ACTIONLINT
 set -euo pipefail
 actionlint=$(realpath "$1")
@@ -17,5 +17,6 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/.github/workflows"
 cp action.yml "$tmp/"
 cp ci/github-actions.yml "$tmp/.github/workflows/kubeproof.yml"
+cp .github/workflows/*.yml "$tmp/.github/workflows/"
 git -C "$tmp" init -q
 cd "$tmp" && "$actionlint" -no-color
