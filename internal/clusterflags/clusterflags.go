@@ -192,10 +192,17 @@ func (v *Values) Build(given func(name string) bool) (provision.Request, error) 
 // when kubeproof runs as kubectl's plugin or is given --kubeconfig or
 // --context, as kubectl and the tools beside it take it; else a local
 // cluster, kubeproof's own job.
+//
+// The provider's flag defaults to nothing, so a provider already set was
+// named; Choose is the same when called again.
 func (v *Values) Choose(given func(name string) bool) {
 	switch {
-	case given(Provider.Name) && v.Request.Provider != "":
-		v.Why = "--" + Provider.Name + " " + v.Request.Provider
+	case v.Request.Provider != "":
+		// Named by --provider, or by the command (bench's --providers),
+		// or chosen already.
+		if v.Why == "" {
+			v.Why = "--" + Provider.Name + " " + v.Request.Provider
+		}
 	case v.Plugin:
 		v.Request.Provider, v.Why = provision.ExistingProvider, "invoked as kubectl kubeproof"
 	case given(Kubeconfig.Name):
@@ -215,7 +222,7 @@ func (v *Values) Choose(given func(name string) bool) {
 func Refuse(p provision.Provider, why string, given func(name string) bool) error {
 	about := p.Summary
 	var chosen string
-	if why != "" && !strings.HasPrefix(why, "--"+Provider.Name+" ") {
+	if why != "" && !strings.HasPrefix(why, "--"+Provider.Name) {
 		chosen = fmt.Sprintf("chosen because %s: --%s names another", why, Provider.Name)
 		about += "; " + chosen
 	}

@@ -150,6 +150,19 @@ func TestChoose(t *testing.T) {
 		if err != nil || r.Provider != c.provider || r.Why != c.why {
 			t.Errorf("plugin=%v %v: got %q (%q), %v; want %q (%q)", c.plugin, c.args, r.Provider, r.Why, err, c.provider, c.why)
 		}
+		// Commands build the request more than once (matrix, down --all).
+		if again, err := v.Build(func(n string) bool { return fs.Lookup(n).Changed }); err != nil || again.Provider != r.Provider || again.Why != r.Why {
+			t.Errorf("plugin=%v %v again: got %q (%q), %v", c.plugin, c.args, again.Provider, again.Why, err)
+		}
+	}
+	// A command that names the provider itself (bench's --providers).
+	var v Values
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	AddGlobal(fs, &v)
+	AddShape(fs, &v, "k", "e")
+	v.Plugin, v.Request.Provider, v.Why = true, "kind", "--providers kind"
+	if r, err := v.Build(func(n string) bool { return fs.Lookup(n).Changed }); err != nil || r.Provider != "kind" {
+		t.Errorf("bench's kind: got %q, %v", r.Provider, err)
 	}
 }
 
