@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+
+	"golang.org/x/mod/module"
 )
 
 // Stamped at link time with -X github.com/kubeproof/kubeproof/internal/buildinfo.NAME=VALUE.
@@ -36,7 +38,7 @@ func Version() string {
 
 // Commit is the commit the binary was built from, with "-dirty" when the
 // tree had changes; empty when nothing recorded it (`go install` of a
-// module version records none).
+// tagged version records none; of a commit, its pseudo-version names it).
 func Commit() string {
 	if commit != "" {
 		return commit
@@ -56,6 +58,11 @@ func Commit() string {
 	}
 	if rev != "" && modified == "true" {
 		rev += "-dirty"
+	}
+	// `go install ...@COMMIT` records no VCS data, but its pseudo-version
+	// ends in the commit.
+	if v := bi.Main.Version; rev == "" && module.IsPseudoVersion(v) {
+		rev, _ = module.PseudoVersionRev(v)
 	}
 	return rev
 }

@@ -108,7 +108,7 @@ var (
 		bind: func(fs *pflag.FlagSet, n, u string, v *Values) {
 			fs.StringVar(&v.Shape.CacheDir, n, provision.DefaultCacheDir(), u)
 		}}
-	ImageRegistry = Flag{Name: "image-registry", Usage: "registry the nodes pull the images the specs run from (host[:port][/path]); run pushes what is missing there first, up only sets the nodes up for it",
+	ImageRegistry = Flag{Name: "image-registry", Usage: "registry the nodes pull the images the specs run from (host[:port][/path]); run pushes what is missing there first, up only sets the nodes up for it (default, for a cluster kubeproof did not make: $KUBEPROOF_IMAGE_REGISTRY, else the registry the release published them to, pulled from and never pushed to)",
 		bind: func(fs *pflag.FlagSet, n, u string, v *Values) { fs.StringVar(&v.Shape.ImageRegistry, n, "", u) }}
 	InsecureRegistry = Flag{Name: "insecure-registry", Usage: "--image-registry speaks plain HTTP (the nodes' containerd gets a mirror for it; on kind, a registry on 127.0.0.1 is reached at the nodes' gateway)",
 		bind: func(fs *pflag.FlagSet, n, u string, v *Values) { fs.BoolVar(&v.Shape.InsecureRegistry, n, false, u) }}
