@@ -48,16 +48,17 @@ var Programs = []Program{
 // kubeproof's module source (what `go install` gives has none) into the
 // cache directory.
 func ProgramDir() (string, error) {
-	if d := os.Getenv("KUBEPROOF_PROGRAM_DIR"); d != "" {
-		return d, nil
-	}
 	return ProgramsFor(context.Background(), runtime.GOARCH)
 }
 
-// ProgramsFor is where the programs are for linux/arch: beside the running
-// executable when they are there and it is that platform's, else built
+// ProgramsFor is where the programs are for linux/arch: for this
+// machine's architecture $KUBEPROOF_PROGRAM_DIR, else beside the running
+// executable when they are there and it is that platform's; else built
 // once from kubeproof's module source into the cache directory.
 func ProgramsFor(ctx context.Context, arch string) (string, error) {
+	if d := os.Getenv("KUBEPROOF_PROGRAM_DIR"); d != "" && arch == runtime.GOARCH {
+		return d, nil
+	}
 	exe, err := executableDir()
 	if err != nil {
 		return "", err
@@ -154,14 +155,14 @@ func buildFromSource(ctx context.Context, goTool, version, arch, out string) err
 	if err != nil || mod.Dir == "" {
 		return fmt.Errorf("download %s@%s: %v: %s", Module, version, err, strings.TrimSpace(stderr.String()))
 	}
+	// Built beside where it goes, then renamed: a build cut short leaves
+	// no directory that looks complete.
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(out), err)
+	}
 	tmp, err := os.MkdirTemp(filepath.Dir(out), ".build-")
 	if err != nil {
-		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-			return fmt.Errorf("create %s: %w", filepath.Dir(out), err)
-		}
-		if tmp, err = os.MkdirTemp(filepath.Dir(out), ".build-"); err != nil {
-			return fmt.Errorf("create a build directory: %w", err)
-		}
+		return fmt.Errorf("create a build directory: %w", err)
 	}
 	defer os.RemoveAll(tmp)
 	args := []string{"build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", tmp + string(filepath.Separator)}

@@ -1,10 +1,13 @@
 package imagebuild
 
 import (
+	"context"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kubeproof/kubeproof/internal/exitcode"
 )
 
 // Programs names every program the repository has besides kubeproof (the
@@ -36,5 +39,17 @@ func TestProgramsAreEveryProgram(t *testing.T) {
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("Programs: %s\nthe repository's: %s", strings.Join(got, " "), strings.Join(want, " "))
+	}
+}
+
+// A kubeproof with no programs beside it and no module version to build
+// them from (a test binary, as a build in a checkout) says, as a missing
+// tool, where they come from; it builds nothing.
+func TestProgramsWithoutSource(t *testing.T) {
+	t.Setenv("KUBEPROOF_PROGRAM_DIR", "")
+	t.Setenv("KUBEPROOF_CACHE_DIR", t.TempDir())
+	_, err := ProgramsFor(context.Background(), "arm64")
+	if exitcode.Of(err) != exitcode.MissingTool || !strings.Contains(err.Error(), "make build") || !strings.Contains(err.Error(), "not from a module version") {
+		t.Errorf("got %v", err)
 	}
 }
