@@ -109,8 +109,24 @@ fi
 # say what else holds.
 undecided=''
 "$work/releasecheck" report --dir "$out/report" --min-decided "$min_decided" || undecided="fewer than $min_decided% of the claims decided"
+
+step "4b. the images named in the environment, at a registry path that has none"
+# $KUBEPROOF_IMAGE_REGISTRY stands before the release's registry; nothing
+# is pushed there, so the specs that run the images are not checkable,
+# naming the images and the registry, and the run still exits 0.
+nowhere=127.0.0.1:$port/nowhere
+set +e
+(cd "$work" && KUBEPROOF_IMAGE_REGISTRY=$nowhere kubectl kubeproof run --label-filter spec:podflow-create --report-dir "$out/report-nowhere") >"$out/run-nowhere.log" 2>&1
+rc=$?
+set -e
+[ "$rc" = 0 ] || { tail -n 20 "$out/run-nowhere.log"; fail "the run with images nowhere exited $rc, want 0"; }
+grep -q "images: the nodes pull $nowhere/testapp:$version and $nowhere/webhook:$version from $nowhere (\$KUBEPROOF_IMAGE_REGISTRY)" "$out/run-nowhere.log" ||
+  fail "the run does not say it takes the images from \$KUBEPROOF_IMAGE_REGISTRY"
+grep -q "kubeproof's images, which the nodes do not have:.*could not pull kubeproof's images ($nowhere/testapp:$version, $nowhere/webhook:$version) from $nowhere" "$out/report-nowhere/claims.md" ||
+  fail "no claim is not checkable naming the images and the registry"
+echo "the specs that run the images: not checkable, naming $nowhere/testapp:$version and its registry"
 kubectl kubeproof cleanup --dry-run 2>&1 | tee "$out/cleanup.log"
-grep -q "nothing of kubeproof's" "$out/cleanup.log" || fail "the run left objects in the cluster"
+grep -q "nothing of kubeproof's" "$out/cleanup.log" || fail "the runs left objects in the cluster"
 
 step "5. go install github.com/kubeproof/kubeproof/cmd/kubeproof@<this commit>"
 gi_version=v0.0.0-releasecheck.$(git rev-parse --short=12 HEAD)
