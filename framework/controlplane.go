@@ -9,7 +9,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 )
 
 // StartAPIServer starts an extra API server of the cluster under test with

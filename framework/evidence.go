@@ -11,24 +11,36 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/evidence"
+	"github.com/kubeproof/kubeproof/claims/record"
+	"github.com/kubeproof/kubeproof/claims/speclink"
+	"github.com/kubeproof/kubeproof/contract/cluster"
+	"github.com/kubeproof/kubeproof/contract/images"
 	"github.com/kubeproof/kubeproof/fixtures"
-	"github.com/kubeproof/kubeproof/framework/audit"
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/etcd"
-	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/kube/audit"
+	"github.com/kubeproof/kubeproof/kube/etcd"
 )
 
-// Checks labels a spec with its ID and with a claim:<id> label for each
-// claim the catalog names it for. The link is written once, in the catalog
-// (each claim's specs:); the claim labels follow from it, so that a label
-// filter on claims (--label-filter 'claim:002-RUNNING-STATUS', a regular
-// expression, a set) selects their specs as Ginkgo reads the filter.
-func Checks(specID string) ginkgo.Labels {
-	labels := ginkgo.Labels{claims.SpecLabelPrefix + specID}
+// Checks labels a spec with its ID, with a claim:<id> label for each
+// claim the catalog names it for, and with what it needs of the cluster
+// beyond the API (Requires, Uses, Disturbs), declared here beside its ID
+// so that the evidence catalog and a reader see it without running it.
+// The link to claims is written once, in the catalog (each claim's
+// specs:); the claim labels follow from it, so that a label filter on
+// claims (--label-filter 'claim:002-RUNNING-STATUS', a regular expression,
+// a set) selects their specs as Ginkgo reads the filter.
+func Checks(specID string, needs ...Need) ginkgo.Labels {
+	labels := ginkgo.Labels{speclink.SpecLabelPrefix + specID}
 	if cat, err := builtinCatalog(); err == nil {
 		for _, id := range cat.ClaimsOf(specID) {
-			labels = append(labels, claims.ClaimLabelPrefix+id)
+			labels = append(labels, speclink.ClaimLabelPrefix+id)
+		}
+	}
+	for _, n := range needs {
+		labels = append(labels, n.label)
+		if n.disturbs != "" {
+			disturbing.Store(specID, n.disturbs)
 		}
 	}
 	return labels
@@ -41,8 +53,8 @@ var builtinCatalog = sync.OnceValues(func() (*claims.Catalog, error) {
 })
 
 // specInfo is a spec as its labels and the catalog describe it.
-func specInfo(name string, labels []string) claims.SpecInfo {
-	s := claims.SpecsFromLabels(name, labels)
+func specInfo(name string, labels []string) speclink.SpecInfo {
+	s := speclink.SpecsFromLabels(name, labels)
 	if cat, err := builtinCatalog(); err == nil {
 		// A catalog that does not load fails its own tests and every
 		// command that loads it; here the spec just names no claims.
@@ -63,7 +75,7 @@ type Evidence[T any] struct {
 
 var (
 	evidenceMu    sync.Mutex
-	evidenceDecls []claims.EvidenceDecl
+	evidenceDecls []evidence.EvidenceDecl
 )
 
 // DeclareEvidence declares that the named specs record evidence name of
@@ -79,13 +91,13 @@ func DeclareEvidence[T any](name string, specs ...string) Evidence[T] {
 				panic(fmt.Sprintf("evidence %q of spec %s is declared twice", name, s))
 			}
 		}
-		evidenceDecls = append(evidenceDecls, claims.EvidenceDecl{Spec: s, Name: name, Type: t, Source: at})
+		evidenceDecls = append(evidenceDecls, evidence.EvidenceDecl{Spec: s, Name: name, Type: t, Source: at})
 	}
 	return Evidence[T]{name: name, specs: specs}
 }
 
 // DeclaredEvidence returns every evidence declaration of this binary's specs.
-func DeclaredEvidence() []claims.EvidenceDecl {
+func DeclaredEvidence() []evidence.EvidenceDecl {
 	evidenceMu.Lock()
 	defer evidenceMu.Unlock()
 	return slices.Clone(evidenceDecls)
@@ -101,9 +113,9 @@ func (e Evidence[T]) Record(v T) {
 	RecordProbeEvidence(e.name, v)
 }
 
-// record reports r to the judge.
-func record(r claims.Record, visibility ginkgo.ReportEntryVisibility) {
-	ginkgo.AddReportEntry(claims.RecordEntry, r, visibility)
+// writeRecord reports r to the judge.
+func writeRecord(r record.Record, visibility ginkgo.ReportEntryVisibility) {
+	ginkgo.AddReportEntry(record.RecordEntry, r, visibility)
 }
 
 // Unobservable records that the running spec cannot observe this
@@ -122,7 +134,7 @@ func (e Evidence[T]) Unobservable(reason string, args ...any) {
 // CurrentSpecID is the ID (spec:<id> label) of the running spec.
 func CurrentSpecID() string {
 	for _, l := range ginkgo.CurrentSpecReport().Labels() {
-		if id, ok := strings.CutPrefix(l, claims.SpecLabelPrefix); ok {
+		if id, ok := strings.CutPrefix(l, speclink.SpecLabelPrefix); ok {
 			return id
 		}
 	}
@@ -148,7 +160,8 @@ func (f *Framework) Generalize(s string, names map[string]string) string {
 // AuditLog returns the API server's audit log and its current end, or nil
 // when the cluster does not offer it.
 func (f *Framework) AuditLog() (*audit.Log, audit.Offset) {
-	if !f.Cluster.Has(cluster.AuditLog) {
+	ginkgo.GinkgoHelper()
+	if !f.Has(cluster.AuditLog) {
 		return nil, 0
 	}
 	l := audit.Open(f.Cluster.AuditLogPath)
@@ -159,7 +172,8 @@ func (f *Framework) AuditLog() (*audit.Log, audit.Offset) {
 
 // Etcd returns a client for the cluster's etcd, or nil without access.
 func (f *Framework) Etcd() *etcd.Client {
-	if !f.Cluster.Has(cluster.EtcdAccess) {
+	ginkgo.GinkgoHelper()
+	if !f.Has(cluster.EtcdAccess) {
 		return nil
 	}
 	c, err := etcd.New(f.Cluster.Etcd)
@@ -206,19 +220,19 @@ func Manifest(name string) []byte { return images.Rewrite(fixtures.MustRead(name
 
 // RecordProbeEvidence records v as evidence name of the running spec. A
 // probe calls it directly: its evidence is declared by its claims file
-// (claims.Probe.Evidence) and checked by lint, not by DeclareEvidence;
+// (probe.Probe.Evidence) and checked by lint, not by DeclareEvidence;
 // Evidence.Record calls it once the declaration is checked.
 func RecordProbeEvidence(name string, v any) {
 	ginkgo.GinkgoHelper()
 	if _, err := json.Marshal(v); err != nil {
 		ginkgo.Fail(fmt.Sprintf("harness bug: evidence %q does not encode as JSON, so the judge cannot read it: %v", name, err))
 	}
-	record(claims.Record{Kind: claims.EvidenceRecord, Name: name, Value: v}, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+	writeRecord(record.Record{Kind: record.EvidenceRecord, Name: name, Value: v}, ginkgo.ReportEntryVisibilityFailureOrVerbose)
 }
 
 // ProbeUnobservable records that a probe cannot observe its evidence name
 // on this cluster, and why: its claims are then not checkable, with that
 // reason.
 func ProbeUnobservable(name, reason string) {
-	record(claims.Record{Kind: claims.UnobservableRecord, Name: name, Reason: reason}, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+	writeRecord(record.Record{Kind: record.UnobservableRecord, Name: name, Reason: reason}, ginkgo.ReportEntryVisibilityFailureOrVerbose)
 }

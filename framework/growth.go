@@ -8,7 +8,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
-	"github.com/kubeproof/kubeproof/framework/metrics"
+	"github.com/kubeproof/kubeproof/kube/metrics"
 )
 
 // GrowthTrials is how often LeastGrowth repeats an action.

@@ -8,7 +8,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims/record"
+
 	"github.com/onsi/ginkgo/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,7 +69,7 @@ func (f *Framework) dumpNamespace(ctx context.Context) {
 		if abs, err := filepath.Abs(path); err == nil {
 			path = abs
 		}
-		record(claims.Record{Kind: claims.DumpRecord, Dump: path}, ginkgo.ReportEntryVisibilityNever)
+		writeRecord(record.Record{Kind: record.DumpRecord, Dump: path}, ginkgo.ReportEntryVisibilityNever)
 	}
 }
 

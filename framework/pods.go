@@ -14,9 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubeproof/kubeproof/framework/observe"
-	"github.com/kubeproof/kubeproof/framework/podstate"
-	"github.com/kubeproof/kubeproof/framework/testapp"
+	"github.com/kubeproof/kubeproof/contract/testapp"
+	"github.com/kubeproof/kubeproof/kube/observe"
+	"github.com/kubeproof/kubeproof/kube/podstate"
 )
 
 // RecordPods records every Pod event in the spec's namespace from now on,

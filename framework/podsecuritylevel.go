@@ -13,12 +13,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/images"
-	"github.com/kubeproof/kubeproof/framework/namespace"
-	"github.com/kubeproof/kubeproof/framework/observe"
-	"github.com/kubeproof/kubeproof/framework/ownership"
-	"github.com/kubeproof/kubeproof/framework/podsecurity"
+	"github.com/kubeproof/kubeproof/claims/speclink"
+	"github.com/kubeproof/kubeproof/contract/images"
+	"github.com/kubeproof/kubeproof/contract/ownership"
+	"github.com/kubeproof/kubeproof/kube/namespace"
+	"github.com/kubeproof/kubeproof/kube/observe"
+	"github.com/kubeproof/kubeproof/kube/podsecurity"
 )
 
 // PodSecurityLabelPrefix starts the Ginkgo label that says which Pod
@@ -69,7 +69,7 @@ func currentPodSecurity() podsecurity.Level {
 
 // PodSecurityNeed is a spec that needs more than restricted.
 type PodSecurityNeed struct {
-	Spec   claims.SpecInfo
+	Spec   speclink.SpecInfo
 	Level  podsecurity.Level
 	Labels []string
 }

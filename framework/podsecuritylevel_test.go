@@ -3,7 +3,7 @@ package framework
 import (
 	"testing"
 
-	"github.com/kubeproof/kubeproof/framework/podsecurity"
+	"github.com/kubeproof/kubeproof/kube/podsecurity"
 )
 
 // A spec's level comes from its labels: restricted unless it declares more.

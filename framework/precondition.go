@@ -5,7 +5,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims/record"
 )
 
 // Saw notes, for the report's opening, that a cluster component was seen
@@ -24,7 +24,7 @@ func note(component string, saw bool, what string, args ...any) {
 	if len(args) > 0 {
 		what = fmt.Sprintf(what, args...)
 	}
-	record(claims.Record{Kind: claims.ComponentRecord, Component: &claims.ComponentNote{Component: component, Saw: saw, What: what}},
+	writeRecord(record.Record{Kind: record.ComponentRecord, Component: &record.ComponentNote{Component: component, Saw: saw, What: what}},
 		ginkgo.ReportEntryVisibilityNever)
 }
 
@@ -44,7 +44,7 @@ func Unmet(component, what, detail string) {
 // component again (the canary already did, for Needs).
 func stop(component, what, detail string) {
 	ginkgo.GinkgoHelper()
-	u := claims.Unmet{Component: component, What: what, Detail: detail}
-	record(claims.Record{Kind: claims.UnmetRecord, Unmet: &u, Attempt: ginkgo.CurrentSpecReport().NumAttempts}, ginkgo.ReportEntryVisibilityNever)
+	u := record.Unmet{Component: component, What: what, Detail: detail}
+	writeRecord(record.Record{Kind: record.UnmetRecord, Unmet: &u, Attempt: ginkgo.CurrentSpecReport().NumAttempts}, ginkgo.ReportEntryVisibilityNever)
 	ginkgo.Fail(u.Message())
 }

@@ -6,7 +6,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/kubeproof/kubeproof/framework/access"
+	"github.com/kubeproof/kubeproof/contract/cluster"
+	"github.com/kubeproof/kubeproof/kube/access"
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -47,10 +48,11 @@ type SimNode struct {
 
 // SimulatedNode creates a simulated node named name (prefixed with the
 // namespace), keeps it alive until the spec ends, then removes it and the
-// Pods bound to it.
+// Pods bound to it. The spec declares framework.Disturbs("adds simulated
+// Nodes") beside its ID.
 func (f *Framework) SimulatedNode(ctx context.Context, name string, s SimNode) *corev1.Node {
 	ginkgo.GinkgoHelper()
-	f.Disturbs("adds simulated Nodes")
+	f.Require(cluster.Disposable)
 	f.NeedsAccess(access.Nodes)
 	full := f.Namespace + "-" + name
 	labels := map[string]string{SimulatedLabel: "true", SimulatedForLabel: f.Namespace, corev1.LabelHostname: full}

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims/evidence"
 )
 
 // moduleRoot is the repository's root as this binary's file names give it:
@@ -22,21 +22,21 @@ var moduleRoot = func() string {
 // sourceAt names a place in the repository's Go source by its path from
 // the repository's root, so that `kubeproof claims show` points a reader at
 // the code wherever the binary was built.
-func sourceAt(file string, line int) claims.Source {
+func sourceAt(file string, line int) evidence.Source {
 	file = filepath.ToSlash(file)
 	if moduleRoot != "" {
 		if rel, ok := strings.CutPrefix(file, moduleRoot+"/"); ok {
 			file = rel
 		}
 	}
-	return claims.Source{File: file, Line: line}
+	return evidence.Source{File: file, Line: line}
 }
 
 // callerSource is the place of the call to the function that calls it.
-func callerSource() claims.Source {
+func callerSource() evidence.Source {
 	_, file, line, ok := runtime.Caller(2)
 	if !ok {
-		return claims.Source{}
+		return evidence.Source{}
 	}
 	return sourceAt(file, line)
 }

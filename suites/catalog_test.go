@@ -9,9 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/speclink"
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/claims"
 )
 
 // ownCatalog is the catalog built into kubeproof, which these tests hold
@@ -31,7 +32,7 @@ func ownCatalog(t *testing.T) *claims.Catalog {
 // without a claim checks nothing anyone documented.
 func TestCatalogAndSpecsAgree(t *testing.T) {
 	cat := ownCatalog(t)
-	for _, err := range claims.CheckLinks(cat, framework.ListSpecs()) {
+	for _, err := range speclink.CheckLinks(cat, framework.ListSpecs()) {
 		t.Error(err)
 	}
 	if n := len(cat.Claims); n == 0 {

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/podsecurity"
+	"github.com/kubeproof/kubeproof/kube/podsecurity"
 )
 
 // needsMoreThanRestricted are the specs whose Pods need more than the

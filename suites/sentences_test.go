@@ -12,8 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/coverage"
 	"github.com/kubeproof/kubeproof/fixtures"
-	"github.com/kubeproof/kubeproof/framework/claims"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/sentences.md from the seeds, the claims and fixtures/sentences")
@@ -31,11 +32,11 @@ func TestEverySentenceIsDecided(t *testing.T) {
 	var doc strings.Builder
 	doc.WriteString(sentencesPreamble)
 	for _, file := range seedFiles {
-		text, _, err := claims.LoadDocumentText(fixtures.Seeds(), fixtures.Sentences(), file)
+		text, _, err := coverage.LoadDocumentText(fixtures.Seeds(), fixtures.Sentences(), file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		units, problems := claims.Decide(text, cat)
+		units, problems := coverage.Decide(text, cat)
 		for _, p := range problems {
 			t.Error(p)
 		}
@@ -77,8 +78,8 @@ that say more than those claims.
 
 `
 
-func writeSentenceTable(w *strings.Builder, file, title string, units []claims.DecidedUnit) {
-	fmt.Fprintf(w, "## %s: %s\n\n%s\n\n", file, title, claims.CountLines(units))
+func writeSentenceTable(w *strings.Builder, file, title string, units []coverage.DecidedUnit) {
+	fmt.Fprintf(w, "## %s: %s\n\n%s\n\n", file, title, coverage.CountLines(units))
 	w.WriteString("| line | text | decided |\n|---|---|---|\n")
 	for _, u := range units {
 		lines := fmt.Sprint(u.First)
@@ -105,11 +106,11 @@ func writeSentenceTable(w *strings.Builder, file, title string, units []claims.D
 	w.WriteString("\n")
 }
 
-func noteStatus(n *claims.LineNote) string {
+func noteStatus(n *coverage.LineNote) string {
 	switch n.Decision() {
-	case claims.Restates:
+	case coverage.Restates:
 		return "restates " + strings.Join(n.Restates, ", ")
-	case claims.Untestable:
+	case coverage.Untestable:
 		return "not testable: " + n.NotTestable
 	}
 	return "**open**: " + n.Open

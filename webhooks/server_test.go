@@ -14,8 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/kubeproof/kubeproof/framework/podsecurity"
-	"github.com/kubeproof/kubeproof/framework/podsecurity/podsecuritytest"
+	"github.com/kubeproof/kubeproof/kube/podsecurity"
+	"github.com/kubeproof/kubeproof/kube/podsecurity/podsecuritytest"
 )
 
 func review(t *testing.T, srv *httptest.Server, path string, pod corev1.Pod) (*admissionv1.AdmissionResponse, corev1.Pod) {

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubeproof/kubeproof/framework/cnitrace"
+	"github.com/kubeproof/kubeproof/contract/cnitrace"
 )
 
 func main() {

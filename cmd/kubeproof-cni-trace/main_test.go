@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubeproof/kubeproof/framework/cnitrace"
+	"github.com/kubeproof/kubeproof/contract/cnitrace"
 )
 
 // First in the chain it answers ADD with an empty result of the network's

@@ -47,7 +47,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kubeproof/kubeproof/framework/testapp"
+	"github.com/kubeproof/kubeproof/contract/testapp"
 )
 
 // AppName is in every identity answer; checks look for it.

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubeproof/kubeproof/framework/testapp"
+	"github.com/kubeproof/kubeproof/contract/testapp"
 )
 
 // runMainEnv makes the test binary run main instead of the tests: the

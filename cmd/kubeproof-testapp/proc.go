@@ -5,7 +5,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/testapp"
+	"github.com/kubeproof/kubeproof/contract/testapp"
 )
 
 // readProc reports what the kernel says about this process: the namespaces

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/kubeproof/kubeproof/framework/testapp"
+	"github.com/kubeproof/kubeproof/contract/testapp"
 )
 
 // DefaultTerminationLog is Kubernetes' default terminationMessagePath. The
@@ -33,7 +33,7 @@ const exitReserve = 16
 var errTermLogFull = errors.New("termination log full")
 
 // termLog appends lines to the termination log (its lines are made by
-// framework/testapp's Line functions, which specs parse back). The main process, exec
+// contract/testapp's Line functions, which specs parse back). The main process, exec
 // hooks (`kubeproof-testapp note`) and the /note endpoint may append to the
 // same file at the same time; each line is one write(2) to a file opened
 // with O_APPEND, so lines do not interleave, and the size check and the

@@ -10,8 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/evidence"
+	"github.com/kubeproof/kubeproof/claims/speclink"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/runner"
 	"github.com/kubeproof/kubeproof/internal/tools/claimlint"
@@ -194,7 +196,7 @@ func TestClaimsShowPointsAtTheCode(t *testing.T) {
 	}
 	specs, decls := framework.ListSpecs(), framework.DeclaredEvidence()
 	files := map[string][]string{}
-	line := func(s claims.Source) string {
+	line := func(s evidence.Source) string {
 		lines, ok := files[s.File]
 		if !ok {
 			// The test runs in cmd/kubeproof, two below the root.
@@ -215,7 +217,7 @@ func TestClaimsShowPointsAtTheCode(t *testing.T) {
 		if !c.Checked() {
 			continue
 		}
-		sp, ev := claims.Locate(c, specs, decls)
+		sp, ev := speclink.Locate(c, specs, decls)
 		for _, s := range sp {
 			if s.Source == nil {
 				t.Errorf("%s: spec %s has no place", c.ID, s.ID)

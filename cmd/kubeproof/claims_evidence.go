@@ -6,9 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubeproof/kubeproof/claims"
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/tools/evidencedoc"
 )
@@ -74,7 +74,7 @@ func (e *evidenceFlags) build() (evidencedoc.Document, error) {
 	// A probe's evidence is declared by its claims file, and explained
 	// from what the file asks for.
 	in := evidencedoc.Input{Decls: append(framework.DeclaredEvidence(), cat.ProbeEvidence()...), Meanings: src.Meanings.Merge(evidencedoc.ProbeMeanings(cat)),
-		SpecNeeds: src.Specs, Catalog: cat, ReportDir: e.reportDir}
+		SpecNeeds: evidencedoc.NeedsOf(framework.ListSpecs()), Catalog: cat, ReportDir: e.reportDir}
 	if e.reportDir != "" {
 		if in.Examples, err = evidencedoc.ReadExamples(e.reportDir); err != nil {
 			return evidencedoc.Document{}, exitcode.Errorf(exitcode.Usage, "--report-dir: %v", err)

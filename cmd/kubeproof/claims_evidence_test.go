@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubeproof/kubeproof/claims/evidence"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/tools/evidencedoc"
 )
 
 // claims specs --evidence -o json is kubeproof.io/evidence/v1 and has every
-// path each spec declares (claims.Paths: what lint accepts), typed.
+// path each spec declares (evidence.Paths: what lint accepts), typed.
 func TestEvidenceJSONHasEveryPath(t *testing.T) {
 	code, out := runOut(t, "claims", "specs", "--evidence", "-o", "json")
 	if code != exitcode.OK {
@@ -33,7 +33,7 @@ func TestEvidenceJSONHasEveryPath(t *testing.T) {
 	}
 	n := 0
 	for _, d := range framework.DeclaredEvidence() {
-		for _, path := range claims.Paths(d.Name, d.Type) {
+		for _, path := range evidence.Paths(d.Name, d.Type) {
 			n++
 			p, ok := have[d.Spec+" "+path]
 			if !ok {

@@ -7,8 +7,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/evidence"
+	"github.com/kubeproof/kubeproof/claims/expect"
+	"github.com/kubeproof/kubeproof/claims/speclink"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 )
 
@@ -31,13 +34,13 @@ func newClaimsShowCommand() *cobra.Command {
 			if !ok {
 				return exitcode.Errorf(exitcode.Usage, "unknown claim %q (see `kubeproof claims list`)", args[0])
 			}
-			specs, evidence := claims.Locate(c, framework.ListSpecs(), framework.DeclaredEvidence())
+			specs, evidence := speclink.Locate(c, framework.ListSpecs(), framework.DeclaredEvidence())
 			if output == "json" {
 				return writeJSON(cmd.OutOrStdout(), struct {
-					SchemaVersion string                 `json:"schemaVersion"`
-					Claim         claims.Claim           `json:"claim"`
-					Specs         []claims.SpecPlace     `json:"specs,omitempty"`
-					Evidence      []claims.EvidencePlace `json:"evidence,omitempty"`
+					SchemaVersion string                   `json:"schemaVersion"`
+					Claim         claims.Claim             `json:"claim"`
+					Specs         []speclink.SpecPlace     `json:"specs,omitempty"`
+					Evidence      []speclink.EvidencePlace `json:"evidence,omitempty"`
 				}{claimShowSchema, c, specs, evidence})
 			}
 			showClaim(cmd.OutOrStdout(), c, specs, evidence)
@@ -51,7 +54,7 @@ func newClaimsShowCommand() *cobra.Command {
 
 // showClaim prints a claim for a reader, with file:line of its YAML, of
 // the specs that check it and of the evidence declarations it reads.
-func showClaim(w io.Writer, c claims.Claim, specs []claims.SpecPlace, evidence []claims.EvidencePlace) {
+func showClaim(w io.Writer, c claims.Claim, specs []speclink.SpecPlace, evidence []speclink.EvidencePlace) {
 	fmt.Fprintf(w, "%s  (%s, %s)\n", c.ID, c.Kind, c.Component)
 	if c.Source != nil {
 		fmt.Fprintf(w, "written:   %s\n", where(*c.Source))
@@ -100,9 +103,9 @@ func showClaim(w io.Writer, c claims.Claim, specs []claims.SpecPlace, evidence [
 	}
 }
 
-func where(s claims.Source) string { return fmt.Sprintf("%s:%d", s.File, s.Line) }
+func where(s evidence.Source) string { return fmt.Sprintf("%s:%d", s.File, s.Line) }
 
-func says(e claims.Expectation) string {
+func says(e expect.Expectation) string {
 	if e.Says == "" {
 		return ""
 	}

@@ -5,8 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/speclink"
 	"github.com/kubeproof/kubeproof/fixtures"
-	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/internal/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/provision"
 )
@@ -60,11 +61,11 @@ func specLabels() []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, c := range catalog().Claims {
-		out = append(out, claims.ClaimLabelPrefix+c.ID)
+		out = append(out, speclink.ClaimLabelPrefix+c.ID)
 		for _, s := range c.Specs {
 			if !seen[s] {
 				seen[s] = true
-				out = append(out, claims.SpecLabelPrefix+s)
+				out = append(out, speclink.SpecLabelPrefix+s)
 			}
 		}
 	}

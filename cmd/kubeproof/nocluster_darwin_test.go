@@ -14,7 +14,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/runner"
 )

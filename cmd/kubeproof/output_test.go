@@ -14,8 +14,8 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/judge"
 	"github.com/kubeproof/kubeproof/internal/report"

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/expect"
 )
 
 // Inconsistencies names the pairs of a run's results that read one
@@ -68,7 +69,7 @@ func Inconsistencies(rs []Result, facts *claims.Facts) []string {
 // accepts reports whether a conditional alternative of c takes v, observed
 // for e, as its condition: it does not read e's evidence, or every
 // expectation it holds that evidence to holds for v.
-func accepts(c claims.Claim, e claims.Expectation, v any) bool {
+func accepts(c claims.Claim, e expect.Expectation, v any) bool {
 	for _, alt := range c.Conditional {
 		ok := true
 		for _, a := range alt.Expect {

@@ -5,10 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubeproof/kubeproof/claims/expect"
+
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
 
 	// The suites declare the evidence (and its Go types) facts are named by.
 	_ "github.com/kubeproof/kubeproof/suites"
@@ -51,7 +53,7 @@ func TestRealRunInconsistencyIsFound(t *testing.T) {
 	for i, c := range cat.Claims {
 		if c.ID == "004-RESTART-RELIST" {
 			cat.Claims[i].Conditional = []claims.Alternative{{Condition: "with a watch that streams the state first",
-				Expect: []claims.Expectation{{Evidence: "relist.initialState", Equals: raw(`"watch-list"`)}}}}
+				Expect: []expect.Expectation{{Evidence: "relist.initialState", Equals: raw(`"watch-list"`)}}}}
 		}
 	}
 	found := Inconsistencies(judgeRealRun(t, cat), facts)

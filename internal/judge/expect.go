@@ -5,14 +5,15 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims/evidence"
+	"github.com/kubeproof/kubeproof/claims/expect"
 )
 
 // holds reports whether the observed value v satisfies e.
-func holds(e claims.Expectation, v any) bool { return e.Holds(v) }
+func holds(e expect.Expectation, v any) bool { return e.Holds(v) }
 
 // lookup follows a dot-separated path through decoded JSON evidence.
-func lookup(evidence map[string]any, path string) (any, bool) { return claims.Lookup(evidence, path) }
+func lookup(observed map[string]any, path string) (any, bool) { return evidence.Lookup(observed, path) }
 
 // show renders an observed value compactly for reports.
 func show(v any) string {

@@ -8,7 +8,8 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims/record"
+	"github.com/kubeproof/kubeproof/claims/speclink"
 )
 
 // SpecResult is what one spec did in a run.
@@ -30,12 +31,12 @@ type SpecResult struct {
 	// Dump is the file a failed spec's namespace was dumped to.
 	Dump string `json:"dump,omitempty"`
 	// Components are what the spec saw components do (or not do).
-	Components []claims.ComponentNote `json:"components,omitempty"`
+	Components []record.ComponentNote `json:"components,omitempty"`
 	// Unmet is the precondition the spec stopped on, as it recorded it.
-	Unmet *claims.Unmet `json:"-"`
+	Unmet *record.Unmet `json:"-"`
 	// unmetAttempt is the attempt Unmet was recorded in.
 	unmetAttempt int
-	// typed says the spec reported typed records (claims.Record): then
+	// typed says the spec reported typed records (record.Record): then
 	// its failure message is not read for a precondition.
 	typed bool
 	// Entries are the spec's other report entries (the harness's own
@@ -77,7 +78,7 @@ type SpecRef struct {
 type Run struct {
 	Specs map[string]SpecResult
 	// Suite are the component notes recorded before any spec ran.
-	Suite []claims.ComponentNote
+	Suite []record.ComponentNote
 }
 
 // LoadGinkgoReport reads a Ginkgo JSON report: the result of every spec that
@@ -103,7 +104,7 @@ func LoadGinkgoReport(path string) (Run, error) {
 			}
 			id := ""
 			for _, l := range sr.Labels() {
-				if v, ok := strings.CutPrefix(l, claims.SpecLabelPrefix); ok {
+				if v, ok := strings.CutPrefix(l, speclink.SpecLabelPrefix); ok {
 					id = v
 				}
 			}
@@ -124,7 +125,7 @@ func LoadGinkgoReport(path string) (Run, error) {
 }
 
 // The names under which specs reported to the judge before typed records
-// (claims.Record): specs.json of older runs still carries them, and
+// (record.Record): specs.json of older runs still carries them, and
 // `kubeproof report` judges those runs again.
 const (
 	legacyEvidencePrefix     = "evidence:"
@@ -142,8 +143,8 @@ func readEntries(sr types.SpecReport, res *SpecResult) SpecResult {
 	}
 	res.Evidence = map[string]any{}
 	for _, e := range sr.ReportEntries {
-		if e.Name == claims.RecordEntry {
-			var r claims.Record
+		if e.Name == record.RecordEntry {
+			var r record.Record
 			if err := json.Unmarshal([]byte(e.Value.AsJSON), &r); err == nil {
 				res.typed = true
 				res.add(r)
@@ -155,7 +156,7 @@ func readEntries(sr types.SpecReport, res *SpecResult) SpecResult {
 			continue
 		}
 		if e.Name == legacyComponentEntry {
-			var n claims.ComponentNote
+			var n record.ComponentNote
 			if json.Unmarshal([]byte(e.Value.AsJSON), &n) == nil {
 				res.Components = append(res.Components, n)
 			}
@@ -171,7 +172,7 @@ func readEntries(sr types.SpecReport, res *SpecResult) SpecResult {
 		}
 		if name, ok := strings.CutPrefix(e.Name, legacyUnobservablePrefix); ok {
 			reason, _ := v.(string)
-			res.add(claims.Record{Kind: claims.UnobservableRecord, Name: name, Reason: reason})
+			res.add(record.Record{Kind: record.UnobservableRecord, Name: name, Reason: reason})
 			continue
 		}
 		if res.Entries == nil {
@@ -188,22 +189,22 @@ func readEntries(sr types.SpecReport, res *SpecResult) SpecResult {
 }
 
 // add files a record where the judge reads it.
-func (res *SpecResult) add(r claims.Record) {
+func (res *SpecResult) add(r record.Record) {
 	switch r.Kind {
-	case claims.EvidenceRecord:
+	case record.EvidenceRecord:
 		res.Evidence[r.Name] = r.Value
-	case claims.UnobservableRecord:
+	case record.UnobservableRecord:
 		if res.Unobservable == nil {
 			res.Unobservable = map[string]string{}
 		}
 		res.Unobservable[r.Name] = r.Reason
-	case claims.ComponentRecord:
+	case record.ComponentRecord:
 		if r.Component != nil {
 			res.Components = append(res.Components, *r.Component)
 		}
-	case claims.UnmetRecord:
+	case record.UnmetRecord:
 		res.Unmet, res.unmetAttempt = r.Unmet, r.Attempt
-	case claims.DumpRecord:
+	case record.DumpRecord:
 		res.Dump = r.Dump
 	}
 }

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/expect"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 )
 
 // Observation is one expectation held against the evidence.
@@ -167,7 +168,7 @@ func failing(obs []Observation) []Observation {
 
 // evaluate holds expectations against the specs' evidence. missing names
 // the first evidence no spec recorded.
-func evaluate(exps []claims.Expectation, specs []SpecResult) ([]Observation, string) {
+func evaluate(exps []expect.Expectation, specs []SpecResult) ([]Observation, string) {
 	var obs []Observation
 	missing := ""
 	for _, e := range exps {

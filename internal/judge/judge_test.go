@@ -8,8 +8,9 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/expect"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 )
 
 // The claims the judge is tested on are the spec side's test catalogs:
@@ -19,7 +20,7 @@ func rules(t *testing.T) *claims.Catalog { return testCatalog(t, "rules.yaml") }
 
 func testCatalog(t *testing.T, file string) *claims.Catalog {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "framework", "claims", "testdata", file))
+	data, err := os.ReadFile(filepath.Join("..", "..", "claims", "testdata", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,29 +98,29 @@ func TestExpectations(t *testing.T) {
 	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
 	f := func(x float64) *float64 { return &x }
 	cases := []struct {
-		e    claims.Expectation
+		e    expect.Expectation
 		v    any
 		want bool
 	}{
-		{claims.Expectation{Equals: raw(`""`)}, "", true},
-		{claims.Expectation{Equals: raw(`""`)}, "n1", false},
-		{claims.Expectation{Equals: raw(`201`)}, float64(201), true},
-		{claims.Expectation{NotEquals: raw(`0`)}, float64(3), true},
-		{claims.Expectation{OneOf: []json.RawMessage{json.RawMessage(`"update"`), json.RawMessage(`"patch"`)}}, "create", false},
-		{claims.Expectation{Matches: `spec\.nodeName=(,|$)`}, "status.phase!=Succeeded", false},
-		{claims.Expectation{Matches: `spec\.nodeName=(,|$)`}, "spec.nodeName=", true},
-		{claims.Expectation{Contains: raw(`"Ready"`)}, []any{"Initialized", "Ready"}, true},
-		{claims.Expectation{Contains: raw(`"nodeName"`)}, "spec.nodeName=x", true},
-		{claims.Expectation{AtLeast: f(100), AtMost: f(500)}, float64(30), false},
-		{claims.Expectation{AtLeast: f(100), AtMost: f(500)}, float64(300), true},
-		{claims.Expectation{AtLeast: f(1)}, "1", false},
-		{claims.Expectation{AnyMatches: raw(`"^Ready$"`)}, []any{"Initialized", "Ready"}, true},
-		{claims.Expectation{AnyMatches: raw(`"^Ready$"`)}, []any{"NotReady"}, false},
-		{claims.Expectation{AnyMatches: raw(`"Ready"`)}, "Ready", false},
-		{claims.Expectation{AnyMatches: raw(`{"verb": "^(create|patch)$", "code": "^20[01]$"}`)}, []any{map[string]any{"verb": "get", "code": 200.0}, map[string]any{"verb": "create", "code": 201.0}}, true},
-		{claims.Expectation{AnyMatches: raw(`{"verb": "^create$", "code": "^201$"}`)}, []any{map[string]any{"verb": "create", "code": 409.0}, map[string]any{"verb": "get", "code": 201.0}}, false},
-		{claims.Expectation{AnyMatches: raw(`{"ok": "^true$"}`)}, []any{map[string]any{"ok": true}}, true},
-		{claims.Expectation{AnyMatches: raw(`{"missing": "."}`)}, []any{map[string]any{"ok": true}}, false},
+		{expect.Expectation{Equals: raw(`""`)}, "", true},
+		{expect.Expectation{Equals: raw(`""`)}, "n1", false},
+		{expect.Expectation{Equals: raw(`201`)}, float64(201), true},
+		{expect.Expectation{NotEquals: raw(`0`)}, float64(3), true},
+		{expect.Expectation{OneOf: []json.RawMessage{json.RawMessage(`"update"`), json.RawMessage(`"patch"`)}}, "create", false},
+		{expect.Expectation{Matches: `spec\.nodeName=(,|$)`}, "status.phase!=Succeeded", false},
+		{expect.Expectation{Matches: `spec\.nodeName=(,|$)`}, "spec.nodeName=", true},
+		{expect.Expectation{Contains: raw(`"Ready"`)}, []any{"Initialized", "Ready"}, true},
+		{expect.Expectation{Contains: raw(`"nodeName"`)}, "spec.nodeName=x", true},
+		{expect.Expectation{AtLeast: f(100), AtMost: f(500)}, float64(30), false},
+		{expect.Expectation{AtLeast: f(100), AtMost: f(500)}, float64(300), true},
+		{expect.Expectation{AtLeast: f(1)}, "1", false},
+		{expect.Expectation{AnyMatches: raw(`"^Ready$"`)}, []any{"Initialized", "Ready"}, true},
+		{expect.Expectation{AnyMatches: raw(`"^Ready$"`)}, []any{"NotReady"}, false},
+		{expect.Expectation{AnyMatches: raw(`"Ready"`)}, "Ready", false},
+		{expect.Expectation{AnyMatches: raw(`{"verb": "^(create|patch)$", "code": "^20[01]$"}`)}, []any{map[string]any{"verb": "get", "code": 200.0}, map[string]any{"verb": "create", "code": 201.0}}, true},
+		{expect.Expectation{AnyMatches: raw(`{"verb": "^create$", "code": "^201$"}`)}, []any{map[string]any{"verb": "create", "code": 409.0}, map[string]any{"verb": "get", "code": 201.0}}, false},
+		{expect.Expectation{AnyMatches: raw(`{"ok": "^true$"}`)}, []any{map[string]any{"ok": true}}, true},
+		{expect.Expectation{AnyMatches: raw(`{"missing": "."}`)}, []any{map[string]any{"ok": true}}, false},
 	}
 	for i, tc := range cases {
 		if got := holds(tc.e, tc.v); got != tc.want {

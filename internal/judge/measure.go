@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims/expect"
 )
 
 // Measurement is what a timing claim's number was measured as here.
@@ -34,7 +34,7 @@ type Measurement struct {
 // expectation stays refuted: that is a fact, not a number.
 func measured(r Result, specs map[string]SpecResult) Result {
 	var rangeObs *Observation
-	var rangeExp claims.Expectation
+	var rangeExp expect.Expectation
 	for i, e := range r.Claim.Expect {
 		if e.AtLeast == nil && e.AtMost == nil {
 			continue

@@ -10,9 +10,11 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/record"
+	"github.com/kubeproof/kubeproof/claims/speclink"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/fixtures"
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/internal/report/realrun"
 )
 
@@ -51,7 +53,7 @@ func specsJSON(t *testing.T, specs []SpecResult, entries func(SpecResult) []entr
 		if err := json.Unmarshal([]byte(`"`+s.State+`"`), &state); err != nil {
 			t.Fatal(err)
 		}
-		sr := types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: s.Name, LeafNodeLabels: []string{claims.SpecLabelPrefix + s.ID},
+		sr := types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: s.Name, LeafNodeLabels: []string{speclink.SpecLabelPrefix + s.ID},
 			State: state, RunTime: time.Duration(s.Seconds * float64(time.Second)), NumAttempts: s.Attempts}
 		if s.Message != "" {
 			sr.Failure.Message = s.Message
@@ -94,18 +96,18 @@ func legacyEntries(s SpecResult) []entry {
 // now.
 func recordEntries(s SpecResult) []entry {
 	var out []entry
-	add := func(r claims.Record) { out = append(out, entry{claims.RecordEntry, r}) }
+	add := func(r record.Record) { out = append(out, entry{record.RecordEntry, r}) }
 	for name, v := range s.Evidence {
-		add(claims.Record{Kind: claims.EvidenceRecord, Name: name, Value: v})
+		add(record.Record{Kind: record.EvidenceRecord, Name: name, Value: v})
 	}
 	for name, why := range s.Unobservable {
-		add(claims.Record{Kind: claims.UnobservableRecord, Name: name, Reason: why})
+		add(record.Record{Kind: record.UnobservableRecord, Name: name, Reason: why})
 	}
 	for _, n := range s.Components {
-		add(claims.Record{Kind: claims.ComponentRecord, Component: &n})
+		add(record.Record{Kind: record.ComponentRecord, Component: &n})
 	}
 	if s.Dump != "" {
-		add(claims.Record{Kind: claims.DumpRecord, Dump: s.Dump})
+		add(record.Record{Kind: record.DumpRecord, Dump: s.Dump})
 	}
 	return out
 }
@@ -175,11 +177,11 @@ func TestRecordsAndLegacyEntriesJudgeAlike(t *testing.T) {
 // its claims are judged as from the failure message of older runs, and a
 // record from an attempt that did not stop the spec does not count.
 func TestUnmetRecord(t *testing.T) {
-	u := claims.Unmet{Component: "kube-scheduler", What: "the Pod was bound to a node", Detail: "not bound within 30s"}
+	u := record.Unmet{Component: "kube-scheduler", What: "the Pod was bound to a node", Detail: "not bound within 30s"}
 	stopped := SpecResult{ID: "flow", Name: "flow", State: "failed", Message: u.Message(), Attempts: 1,
 		Evidence: map[string]any{"bound": map[string]any{"bound": false}}}
 	withRecord := func(s SpecResult) []entry {
-		return append(recordEntries(s), entry{claims.RecordEntry, claims.Record{Kind: claims.UnmetRecord, Unmet: &u, Attempt: 1}})
+		return append(recordEntries(s), entry{record.RecordEntry, record.Record{Kind: record.UnmetRecord, Unmet: &u, Attempt: 1}})
 	}
 	typed, err := LoadGinkgoReport(specsJSON(t, []SpecResult{stopped}, withRecord))
 	if err != nil {

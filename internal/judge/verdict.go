@@ -2,7 +2,7 @@
 // Ginkgo's JSON report) into a verdict per claim: confirmed, refuted,
 // conditional, the measurements of timing claims, not checkable, not
 // testable, error, not run. It lives beside the reports, not in the spec
-// side (framework/claims), because no spec judges: specs record, the CLI
+// side (claims), because no spec judges: specs record, the CLI
 // judges after the run, and `kubeproof report` judges old runs again.
 package judge
 

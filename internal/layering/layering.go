@@ -2,10 +2,16 @@
 // to (docs/architecture.md draws the same map). Three kinds of code live in
 // the repository, each in its own place:
 //
-//  1. what a spec stands on (framework/..., webhooks/..., fixtures, suites/...):
-//     the per-spec Framework, watches, the audit log and etcd readers,
-//     identities, the claims catalog and its schema, and the cluster
-//     contract (framework/cluster: Info, capabilities, abilities, Open);
+//  1. the spec side, in five rooms stacked one on another: what providers
+//     and specs agree on (contract/...: the cluster contract, contract/cluster
+//     with Info, capabilities, abilities, Open; image names, ownership
+//     labels, the test app's and the CNI trace's formats; fixtures), how
+//     kubeproof reaches a cluster's parts (kube/...: watches, the audit log
+//     and etcd readers, kubectl, metrics, the node's runtime, identities,
+//     Pod Security; webhooks/...), the claims language and catalog
+//     (claims/...), the per-spec Framework (framework, which imports no
+//     package under it, as the Kubernetes e2e framework's may not), and the
+//     specs (suites/...);
 //  2. how clusters are made (internal/provision/...): one door, the face
 //     package internal/provision (the provider table, what a cluster is
 //     made with, what is built beside it), and behind it, under
@@ -20,15 +26,16 @@
 //     evidence catalog; internal/clusterflags: the flag table); then the
 //     commands (cmd/...) and the project's own harnesses (ci/...).
 //
-// Beside them, internal/{exitcode,progress,pki,debpkg,buildinfo} support
-// every layer and import only each other, and internal/{layering,doclinks} are tests of
+// Beside them, internal/{exitcode,progress,pki,debpkg,sourcedoc,buildinfo}
+// support every layer and import only each other, and internal/{layering,doclinks} are tests of
 // the repository that import nothing of it. Arrows go from 3 to 1 and to
 // the face of 2, and from 2 to a part of 1: the contract
-// (framework/cluster), the image names of framework/images, the watches of
-// framework/observe and the log format of framework/cnitrace; never from 1
-// to 2 or 3. Within 3 they go down only: the core imports neither the
-// engine nor the tools, the engine neither the tools nor the flag table
-// (the commands build the provisioning request it is given). The contract
+// (contract/cluster), the image names of contract/images, the watches of
+// kube/observe and the log format of contract/cnitrace; never from 1
+// to 2 or 3. Within 1 and within 3 they go down only: a library of the
+// spec side imports neither the Framework nor the specs, the core imports
+// neither the engine nor the tools, the engine neither the tools nor the
+// flag table (the commands build the provisioning request it is given). The contract
 // itself imports nothing of internal/, so a spec binary and a provider
 // share only Info, capabilities, abilities and Open.
 //

@@ -16,7 +16,8 @@ const module = "github.com/kubeproof/kubeproof/"
 func layer(pkg string) string {
 	p := strings.TrimPrefix(pkg, module)
 	switch {
-	case p == "internal/exitcode" || p == "internal/progress" || p == "internal/pki" || p == "internal/debpkg" || p == "internal/buildinfo":
+	case p == "internal/exitcode" || p == "internal/progress" || p == "internal/pki" || p == "internal/debpkg" ||
+		p == "internal/sourcedoc" || p == "internal/buildinfo":
 		return "support"
 	case p == "internal/provision":
 		return "provision-face"
@@ -34,19 +35,39 @@ func layer(pkg string) string {
 		return "commands"
 	case p == "internal/layering" || p == "internal/doclinks" || p == "internal/hygiene":
 		return "docs"
-	case p == "framework" || strings.HasPrefix(p, "framework/") || strings.HasPrefix(p, "webhooks") ||
-		p == "fixtures" || strings.HasPrefix(p, "suites"):
-		return "spec"
+	// The spec side, in rooms (specRooms).
+	case strings.HasPrefix(p, "contract/") || p == "fixtures":
+		return "contract"
+	case strings.HasPrefix(p, "kube/") || p == "webhooks" || strings.HasPrefix(p, "webhooks/"):
+		return "kube"
+	case p == "claims" || strings.HasPrefix(p, "claims/"):
+		return "claims"
+	case p == "framework" || strings.HasPrefix(p, "framework/"):
+		return "framework"
+	case p == "suites" || strings.HasPrefix(p, "suites/"):
+		return "suites"
 	}
 	return "unknown"
 }
+
+// specRooms are the spec side's rooms, lowest first: what providers and
+// specs agree on (contract/: the cluster contract, image names, labels,
+// wire and log formats; fixtures), how kubeproof reaches a cluster's parts
+// (kube/: watches, the audit log, etcd, kubectl, metrics, the node's
+// runtime, identities; webhooks), the claims language and catalog
+// (claims/), the per-spec Framework (framework), and the specs (suites/).
+// Each may import those at or below it, none above: the Framework stands
+// on libraries that know nothing of it.
+var specRooms = []string{"contract", "kube", "claims", "framework", "suites"}
+
+func spec(layer string) bool { return slices.Contains(specRooms, layer) }
 
 // provisionMayUse is the part of the spec side provisioning stands on: the
 // cluster contract, the names of the images, watches, and the log format
 // of the pod network's trace plugin.
 var provisionMayUse = map[string]bool{
-	module + "framework/cluster": true, module + "framework/images": true, module + "framework/observe": true,
-	module + "framework/cnitrace": true,
+	module + "contract/cluster": true, module + "contract/images": true, module + "kube/observe": true,
+	module + "contract/cnitrace": true,
 }
 
 // cliRooms are the CLI's rooms, lowest first: each may import those below
@@ -61,11 +82,12 @@ func allowed(from, to string) bool {
 			return to <= from
 		}
 		// The core judges and reports: it makes no cluster.
-		return lt == "spec" || lt == "support" || (lt == "provision-face" && lf != "core")
+		return spec(lt) || lt == "support" || (lt == "provision-face" && lf != "core")
+	}
+	if from, to := slices.Index(specRooms, lf), slices.Index(specRooms, lt); from >= 0 {
+		return (to >= 0 && to <= from) || lt == "support"
 	}
 	switch lf {
-	case "spec":
-		return lt == "spec" || lt == "support"
 	case "support":
 		return lt == "support"
 	case "provision", "provision-face":
@@ -133,21 +155,29 @@ func TestLayers(t *testing.T) {
 
 // The rules catch what they are for: a spec-side package that imports
 // provisioning, the contract that imports the CLI, a room of the CLI that
-// imports one above it (the engine the flag table, the judge the engine).
+// imports one above it (the engine the flag table, the judge the engine),
+// a room of the spec side that imports one above it (a library the
+// Framework, the Framework the specs).
 // Imports behind provisioning's door the compiler refuses already.
 func TestRulesRefuse(t *testing.T) {
 	for _, c := range [][2]string{
 		{"framework", "internal/provision/internal/local"},
 		{"framework", "internal/provision"},
-		{"framework/cluster", "internal/report"},
+		{"contract/cluster", "internal/report"},
 		{"internal/provision/internal/local", "internal/report"},
-		{"internal/provision/internal/kind", "framework/claims"},
-		{"internal/pki", "framework/cluster"},
+		{"internal/provision/internal/kind", "claims"},
+		{"internal/pki", "contract/cluster"},
 		{"internal/judge", "internal/runner"},
 		{"internal/report", "internal/provision"},
 		{"internal/runner", "internal/clusterflags"},
 		{"internal/runner", "internal/tools/faults"},
 		{"internal/tools/bench", "cmd/kubeproof"},
+		{"contract/cluster", "kube/observe"},
+		{"kube/etcd", "claims"},
+		{"claims/observer", "framework"},
+		{"claims", "suites/probes"},
+		{"framework", "suites"},
+		{"kube/observe", "internal/judge"},
 	} {
 		if allowed(module+c[0], module+c[1]) {
 			t.Errorf("%s may import %s", c[0], c[1])

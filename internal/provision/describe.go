@@ -5,7 +5,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/internal/buildinfo"
 )
 

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims"
 	"github.com/kubeproof/kubeproof/internal/judge"
 )
 

@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims"
 	"github.com/kubeproof/kubeproof/internal/judge"
 	"github.com/kubeproof/kubeproof/internal/report/chart"
 )

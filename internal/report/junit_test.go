@@ -13,7 +13,8 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/evidence"
 	"github.com/kubeproof/kubeproof/internal/judge"
 )
 
@@ -23,7 +24,7 @@ import (
 // seconds, and a failure's message is the verdict's reason.
 func TestJUnitOneCasePerClaim(t *testing.T) {
 	res := func(id string, v judge.Verdict, specs ...judge.SpecRef) judge.Result {
-		return judge.Result{Claim: claims.Claim{ID: id, Statement: "s " + id, Source: &claims.Source{File: "fixtures/claims/doc.yaml", Line: 7}},
+		return judge.Result{Claim: claims.Claim{ID: id, Statement: "s " + id, Source: &evidence.Source{File: "fixtures/claims/doc.yaml", Line: 7}},
 			Verdict: v, Reason: "because " + id, Specs: specs}
 	}
 	a := judge.SpecRef{ID: "spec-a", State: "passed", Seconds: 1.5}

@@ -7,7 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/coverage"
 	"github.com/kubeproof/kubeproof/internal/judge"
 )
 
@@ -28,7 +29,7 @@ type Line struct {
 	Text string `json:"text"`
 	// Decision is what decides it, as docs/sentences.md counts it:
 	// claims, restates, not-testable or open.
-	Decision claims.Decision `json:"decision"`
+	Decision coverage.Decision `json:"decision"`
 	// Claims quote the line; Restates are the claims it says again.
 	Claims   []LineClaim `json:"claims,omitempty"`
 	Restates []LineClaim `json:"restates,omitempty"`
@@ -56,8 +57,8 @@ const (
 	// Mixed: the line's claims have different verdicts.
 	Mixed = "mixed"
 	// LineOpen and LineUndecided: no claim decides the line yet.
-	LineOpen      = string(claims.Open)
-	LineUndecided = string(claims.Undecided)
+	LineOpen      = string(coverage.Open)
+	LineUndecided = string(coverage.Undecided)
 )
 
 // LineVerdicts are the line verdicts in report order.
@@ -89,23 +90,23 @@ func (r *Report) AddLines(cat *claims.Catalog, docs, notes fs.FS) error {
 	r.LineSummary, r.LineCounts = nil, nil
 	for i := range r.Documents {
 		d := &r.Documents[i]
-		text, ok, err := claims.LoadDocumentText(docs, notes, d.File)
+		text, ok, err := coverage.LoadDocumentText(docs, notes, d.File)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			continue
 		}
-		units, _ := claims.Decide(text, cat)
+		units, _ := coverage.Decide(text, cat)
 		d.Lines = documentLines(units, results)
-		counts := claims.CountLines(units)
+		counts := coverage.CountLines(units)
 		d.LineCounts = &counts
 		d.LineSummary = map[string]int{}
 		for _, l := range d.Lines {
 			d.LineSummary[l.Verdict]++
 		}
 		if r.LineCounts == nil {
-			r.LineCounts, r.LineSummary = &claims.LineCounts{}, map[string]int{}
+			r.LineCounts, r.LineSummary = &coverage.LineCounts{}, map[string]int{}
 		}
 		addCounts(r.LineCounts, counts)
 		for v, n := range d.LineSummary {
@@ -115,7 +116,7 @@ func (r *Report) AddLines(cat *claims.Catalog, docs, notes fs.FS) error {
 	return nil
 }
 
-func addCounts(sum *claims.LineCounts, c claims.LineCounts) {
+func addCounts(sum *coverage.LineCounts, c coverage.LineCounts) {
 	sum.Units += c.Units
 	sum.InBlocks += c.InBlocks
 	sum.Quoted += c.Quoted
@@ -126,7 +127,7 @@ func addCounts(sum *claims.LineCounts, c claims.LineCounts) {
 }
 
 // documentLines decides each unit with the run's verdicts.
-func documentLines(units []claims.DecidedUnit, results map[string]judge.Result) []Line {
+func documentLines(units []coverage.DecidedUnit, results map[string]judge.Result) []Line {
 	named := func(ids []string) []LineClaim {
 		var out []LineClaim
 		for _, id := range ids {
@@ -251,4 +252,4 @@ func (l Line) Numbers() string {
 
 // TheRest reports whether the line's note speaks of what its claims leave
 // (a block its claims quote in part).
-func (l Line) TheRest() bool { return len(l.Claims) > 0 && l.Decision != claims.Quoted }
+func (l Line) TheRest() bool { return len(l.Claims) > 0 && l.Decision != coverage.Quoted }

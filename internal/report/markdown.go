@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims"
 	"github.com/kubeproof/kubeproof/internal/judge"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims"
 	"github.com/kubeproof/kubeproof/internal/judge"
 )
 

@@ -15,8 +15,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/coverage"
+	"github.com/kubeproof/kubeproof/claims/record"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/internal/judge"
 )
 
@@ -37,8 +39,8 @@ type Report struct {
 	// LineSummary counts the lines of every document by their verdict
 	// (LineVerdicts), LineCounts by what decides them; unset when no
 	// document's text is known.
-	LineSummary map[string]int     `json:"lineSummary,omitempty"`
-	LineCounts  *claims.LineCounts `json:"lineCounts,omitempty"`
+	LineSummary map[string]int       `json:"lineSummary,omitempty"`
+	LineCounts  *coverage.LineCounts `json:"lineCounts,omitempty"`
 	// Components say what the run saw each part of the cluster do, what it
 	// did not see within its window, and which claims about it were
 	// refuted: on a broken cluster, where the fault is.
@@ -75,9 +77,9 @@ type DocumentResult struct {
 	// Lines are the document's every line in its order, decided (see
 	// Line); LineCounts and LineSummary count them by decision and by
 	// verdict. Empty when kubeproof has no text of the document.
-	Lines       []Line             `json:"lines,omitempty"`
-	LineCounts  *claims.LineCounts `json:"lineCounts,omitempty"`
-	LineSummary map[string]int     `json:"lineSummary,omitempty"`
+	Lines       []Line               `json:"lines,omitempty"`
+	LineCounts  *coverage.LineCounts `json:"lineCounts,omitempty"`
+	LineSummary map[string]int       `json:"lineSummary,omitempty"`
 }
 
 // Component is one part of the cluster as the run saw it.
@@ -146,7 +148,7 @@ func components(run judge.Run, specs []judge.SpecResult, results []judge.Result)
 		}
 		return m[name]
 	}
-	notes := append([]claims.ComponentNote(nil), run.Suite...)
+	notes := append([]record.ComponentNote(nil), run.Suite...)
 	for _, s := range specs {
 		notes = append(notes, s.Components...)
 	}

@@ -8,8 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/expect"
+	"github.com/kubeproof/kubeproof/claims/record"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/internal/judge"
 )
 
@@ -17,7 +19,7 @@ func sample() Report {
 	at := func(f float64) *float64 { return &f }
 	timing := claims.Claim{ID: "X-TIME", Document: "d.txt", Section: "s", Quote: "| 3 | Scheduler | 100-500ms |",
 		Statement: "fast", Component: "kube-scheduler", Kind: claims.Timing, Claimed: "100-500 ms",
-		Expect: []claims.Expectation{{Evidence: "t.ms", AtLeast: at(100), AtMost: at(500)}}}
+		Expect: []expect.Expectation{{Evidence: "t.ms", AtLeast: at(100), AtMost: at(500)}}}
 	results := []judge.Result{
 		{Claim: timing, Verdict: judge.Faster, Reason: "measured t.ms = 3.6, faster than the document's 100-500 ms (taken as 100-500)",
 			Observations: []judge.Observation{{Evidence: "t.ms", Want: "between 100 and 500", Observed: 3.6, Found: true}},
@@ -32,8 +34,8 @@ func sample() Report {
 	}
 	run := judge.Run{
 		Specs: map[string]judge.SpecResult{"s-1": {ID: "s-1", State: "passed", Evidence: map[string]any{"t": map[string]any{"ms": 3.6}},
-			Components: []claims.ComponentNote{{Component: "kube-scheduler", Saw: true, What: "bound a Pod"}, {Component: "kube-scheduler", Saw: true, What: "bound a Pod"}}}},
-		Suite: []claims.ComponentNote{{Component: "kube-proxy", Saw: false, What: "Service traffic reached a Pod"}},
+			Components: []record.ComponentNote{{Component: "kube-scheduler", Saw: true, What: "bound a Pod"}, {Component: "kube-scheduler", Saw: true, What: "bound a Pod"}}}},
+		Suite: []record.ComponentNote{{Component: "kube-proxy", Saw: false, What: "Service traffic reached a Pod"}},
 	}
 	return New([]claims.Document{{File: "d.txt", Title: "Doc"}}, results, run, &cluster.Info{Provider: "local", Name: "kp", KubernetesVersion: "v1.36.3", Nodes: []string{"n"}})
 }

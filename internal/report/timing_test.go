@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/expect"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/internal/judge"
 )
 
@@ -19,7 +20,7 @@ func TestTimingIsNotRefuted(t *testing.T) {
 	at := func(f float64) *float64 { return &f }
 	timing := func(id string, v judge.Verdict, value float64) judge.Result {
 		c := claims.Claim{ID: id, Document: "d.txt", Section: "s", Quote: "q", Statement: id, Component: "c", Kind: claims.Timing, Claimed: "10-50 ms",
-			Expect: []claims.Expectation{{Evidence: "t.ms.median", AtLeast: at(10), AtMost: at(50)}}}
+			Expect: []expect.Expectation{{Evidence: "t.ms.median", AtLeast: at(10), AtMost: at(50)}}}
 		return judge.Result{Claim: c, Verdict: v, Reason: "measured",
 			Measurement: &judge.Measurement{Evidence: "t.ms.median", Claimed: "10-50 ms", Low: at(10), High: at(50), Value: value, Min: at(value / 2), Max: at(value * 2), N: 5}}
 	}

@@ -6,13 +6,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/access"
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/identity"
-	"github.com/kubeproof/kubeproof/framework/podsecurity"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
+	"github.com/kubeproof/kubeproof/kube/access"
+	"github.com/kubeproof/kubeproof/kube/identity"
+	"github.com/kubeproof/kubeproof/kube/podsecurity"
 )
 
 // preflight asks the API server what the kubeconfig's user may do, before

@@ -13,7 +13,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims/speclink"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/judge"
 )
@@ -79,7 +79,7 @@ func PreviewSpecs(ctx context.Context, labelFilter string, focus, skip, probeFil
 		}
 		sel := SelectedSpec{Text: strings.Join(append(s.ContainerHierarchyTexts, s.LeafNodeText), " ")}
 		for _, l := range s.Labels() {
-			if id, ok := strings.CutPrefix(l, claims.SpecLabelPrefix); ok {
+			if id, ok := strings.CutPrefix(l, speclink.SpecLabelPrefix); ok {
 				sel.ID = id
 			}
 		}

@@ -7,9 +7,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/speclink"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/fixtures"
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/judge"
 	"github.com/kubeproof/kubeproof/internal/report"
@@ -93,7 +94,7 @@ func SpecFilter(selected []claims.Claim, userFilter string) string {
 func specsFilter(ids []string, filter string) string {
 	parts := make([]string, len(ids))
 	for i, id := range ids {
-		parts[i] = claims.SpecLabelPrefix + id
+		parts[i] = speclink.SpecLabelPrefix + id
 	}
 	f := "(" + strings.Join(parts, " || ") + ")"
 	if filter != "" {

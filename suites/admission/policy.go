@@ -11,9 +11,14 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/access"
+	"github.com/kubeproof/kubeproof/kube/access"
 	"github.com/kubeproof/kubeproof/webhooks"
 	"github.com/kubeproof/kubeproof/webhooks/install"
+)
+
+const (
+	specPolicy = "admission-policy"
+	specVAP    = "admission-vap"
 )
 
 var _ = ginkgo.Describe("Admission policy: containers must have resource limits", func() {

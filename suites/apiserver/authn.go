@@ -19,11 +19,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/access"
-	"github.com/kubeproof/kubeproof/framework/audit"
-	"github.com/kubeproof/kubeproof/framework/authserver"
-	"github.com/kubeproof/kubeproof/framework/identity"
+	"github.com/kubeproof/kubeproof/kube/access"
+	"github.com/kubeproof/kubeproof/kube/audit"
+	"github.com/kubeproof/kubeproof/kube/authserver"
+	"github.com/kubeproof/kubeproof/kube/identity"
 )
 
 // The specs of this package.
@@ -31,17 +32,6 @@ const (
 	specAuthn         = "apiserver-authn"
 	specAnonymousOff  = "apiserver-authn-anonymous-off"
 	specAuthnExternal = "apiserver-authn-external"
-	specRBAC          = "apiserver-rbac"
-	specNodeAuthz     = "apiserver-node-authz"
-	specStorage       = "apiserver-storage"
-	specDiscovery     = "apiserver-discovery"
-	specConflict      = "apiserver-conflict"
-	specWatch         = "apiserver-watch"
-	specCompacted     = "apiserver-watch-compacted"
-	specKubectl       = "apiserver-kubectl-requests"
-	specValidation    = "apiserver-validation"
-	specReads         = "apiserver-storage-reads"
-	specWrites        = "apiserver-storage-writes"
 )
 
 // who asks the API server who cfg's credentials authenticate as.
@@ -57,7 +47,7 @@ var _ = ginkgo.Describe("API server authentication", func() {
 	f := framework.New("authn")
 
 	ginkgo.It("answers bad, missing and valid credentials of every kind it is configured for",
-		framework.Checks(specAuthn),
+		framework.Checks(specAuthn, framework.Uses(cluster.AuditLog)),
 		func(ctx ginkgo.SpecContext) {
 			f.NeedsAccess(access.CSRApproval, access.TokenReviews)
 			podsPath := "/api/v1/namespaces/" + f.Namespace + "/pods"
@@ -124,7 +114,7 @@ var _ = ginkgo.Describe("API server authentication", func() {
 		})
 
 	ginkgo.It("refuses a request without credentials when anonymous authentication is off",
-		framework.Checks(specAnonymousOff),
+		framework.Checks(specAnonymousOff, framework.Requires(cluster.ControlPlaneFlags)),
 		func(ctx ginkgo.SpecContext) {
 			_, cfg := f.StartAPIServer(ctx, "--anonymous-auth=false")
 			res, err := framework.Request(ctx, identity.Anonymous(cfg), "GET", "/api/v1/namespaces/"+f.Namespace+"/pods", nil)
@@ -140,7 +130,7 @@ var _ = ginkgo.Describe("API server authentication from outside", func() {
 	f := framework.New("authn-ext")
 
 	ginkgo.It("accepts ID tokens of an OIDC issuer (structured AuthenticationConfiguration) and tokens a webhook vouches for",
-		framework.Checks(specAuthnExternal),
+		framework.Checks(specAuthnExternal, framework.Requires(cluster.ControlPlaneFlags)),
 		func(ctx ginkgo.SpecContext) {
 			idp, err := authserver.Start(map[string]authenticationv1.UserInfo{
 				webhookToken: {Username: "jisoo", Groups: []string{"webhook-team"}},

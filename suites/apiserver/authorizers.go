@@ -10,9 +10,10 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/access"
-	"github.com/kubeproof/kubeproof/framework/authserver"
+	"github.com/kubeproof/kubeproof/kube/access"
+	"github.com/kubeproof/kubeproof/kube/authserver"
 )
 
 // The spec of this file.
@@ -30,7 +31,7 @@ var _ = ginkgo.Describe("API server authorizers besides RBAC", func() {
 	f := framework.New("authorizers")
 
 	ginkgo.It("ABAC and a webhook authorizer, chained before RBAC, each allow what they were given, in their order",
-		framework.Checks(specAuthorizers),
+		framework.Checks(specAuthorizers, framework.Requires(cluster.ControlPlaneFlags)),
 		func(ctx ginkgo.SpecContext) {
 			f.NeedsAccess(access.CSRApproval)
 			authz, err := authserver.Start(nil)

@@ -17,24 +17,28 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubeproof/kubeproof/contract/images"
+	"github.com/kubeproof/kubeproof/contract/ownership"
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/access"
-	"github.com/kubeproof/kubeproof/framework/images"
-	"github.com/kubeproof/kubeproof/framework/metrics"
-	"github.com/kubeproof/kubeproof/framework/ownership"
-	"github.com/kubeproof/kubeproof/framework/podsecurity"
+	"github.com/kubeproof/kubeproof/kube/access"
+	"github.com/kubeproof/kubeproof/kube/metrics"
+	"github.com/kubeproof/kubeproof/kube/podsecurity"
 )
 
 const rbacFixture = "rbac-deployment-manager.yaml"
+
+const (
+	specRBAC      = "apiserver-rbac"
+	specNodeAuthz = "apiserver-node-authz"
+)
 
 var _ = ginkgo.Describe("API server authorization", func() {
 	f := framework.New("authz")
 
 	ginkgo.It("RBAC: the seed's ClusterRole and RoleBinding, applied as written, give donghyun Deployments in default only",
-		framework.Checks(specRBAC),
+		framework.Checks(specRBAC, framework.Disturbs("applies the seed's ClusterRole and a RoleBinding in namespace default, as written")),
 		func(ctx ginkgo.SpecContext) {
-			f.Disturbs("applies the seed's ClusterRole and a RoleBinding in namespace default, as written")
 			f.NeedsAccess(access.CSRApproval, access.ClusterRoles, access.DefaultBindings, access.AccessReviews)
 			attempts := attemptsFor(f, f.ClientIdentity(ctx, "donghyun", "dev-team"))
 
@@ -141,9 +145,8 @@ var _ = ginkgo.Describe("API server authorization", func() {
 		})
 
 	ginkgo.It("Node authorizer and NodeRestriction: a node reads what its own Pods use and changes only itself",
-		framework.Checks(specNodeAuthz),
+		framework.Checks(specNodeAuthz, framework.Disturbs("adds a Node object and acts with a node's identity")),
 		func(ctx ginkgo.SpecContext) {
-			f.Disturbs("adds a Node object and acts with a node's identity")
 			f.NeedsAccess(access.CSRApproval, access.Nodes)
 			node := f.WorkerNodes(ctx)[0].Name
 			nodeCfg := f.ClientIdentity(ctx, "system:node:"+node, "system:nodes")

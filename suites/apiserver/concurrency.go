@@ -17,8 +17,14 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/cluster"
+)
+
+const (
+	specConflict  = "apiserver-conflict"
+	specWatch     = "apiserver-watch"
+	specCompacted = "apiserver-watch-compacted"
 )
 
 var _ = ginkgo.Describe("API server concurrency and watches", func() {
@@ -118,10 +124,8 @@ var _ = ginkgo.Describe("API server concurrency and watches", func() {
 	// Serial: compacting etcd ends every other watch that would resume from
 	// an older resourceVersion, other specs' included.
 	ginkgo.It("watch: a resourceVersion that etcd compacted away gives 410 Gone", ginkgo.Serial,
-		framework.Checks(specCompacted),
+		framework.Checks(specCompacted, framework.Requires(cluster.ControlPlaneFlags), framework.Disturbs("compacts etcd"), framework.Requires(cluster.EtcdAccess)),
 		func(ctx ginkgo.SpecContext) {
-			f.Require(cluster.EtcdAccess)
-			f.Disturbs("compacts etcd")
 			// The API server's watch cache answers recent watches from
 			// memory; an API server without it shows what etcd does.
 			_, direct := f.StartAPIServer(ctx, "--watch-cache=false")

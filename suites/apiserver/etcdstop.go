@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/cluster"
 )
 
 // The specs of this file. They stop etcd or members of it, which every
@@ -32,7 +32,7 @@ var _ = ginkgo.Describe("API server without etcd", ginkgo.Serial, func() {
 	f := framework.New("no-etcd")
 
 	ginkgo.It("with etcd stopped nothing is stored and what runs goes on running; once it is back, the same create succeeds",
-		framework.Checks(specEtcdStopped),
+		framework.Checks(specEtcdStopped, framework.Uses(cluster.NodeExec)),
 		func(ctx ginkgo.SpecContext) {
 			ginkgo.By("a Pod behind a Service, served before etcd stops")
 			workload := startServedWorkload(ctx, f)
@@ -105,9 +105,8 @@ var _ = ginkgo.Describe("API server without etcd", ginkgo.Serial, func() {
 		})
 
 	ginkgo.It("with three etcd members a write is committed while one is stopped, and not while two are",
-		framework.Checks(specEtcdQuorum),
+		framework.Checks(specEtcdQuorum, framework.Requires(cluster.EtcdAccess)),
 		func(ctx ginkgo.SpecContext) {
-			f.Require(cluster.EtcdAccess)
 			if n := len(f.Cluster.Etcd.Endpoints); n != 3 {
 				ginkgo.Skip(fmt.Sprintf("etcd has %d member(s) here; the majority of three needs a cluster made with --etcd-members 3 (local provider)", n))
 			}

@@ -12,12 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
+	"github.com/kubeproof/kubeproof/contract/images"
+	"github.com/kubeproof/kubeproof/contract/testapp"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/images"
-	"github.com/kubeproof/kubeproof/framework/noderuntime"
-	"github.com/kubeproof/kubeproof/framework/podsecurity"
-	"github.com/kubeproof/kubeproof/framework/testapp"
+	"github.com/kubeproof/kubeproof/kube/noderuntime"
+	"github.com/kubeproof/kubeproof/kube/podsecurity"
 )
 
 // What already runs when etcd stops: a server Pod behind a Service and a
@@ -49,8 +49,8 @@ func workloadPod(name string, labels map[string]string) *corev1.Pod {
 // and returns nil: the spec goes on to what it checks of the API server.
 func startServedWorkload(ctx context.Context, f *framework.Framework) *servedWorkload {
 	ginkgo.GinkgoHelper()
-	if !f.Cluster.Has(cluster.NodeExec) {
-		runningWithoutEtcd.Unobservable("%s", f.Cluster.Missing(cluster.NodeExec))
+	if !f.Has(cluster.NodeExec) {
+		runningWithoutEtcd.Unobservable("%s", f.Missing(cluster.NodeExec))
 		return nil
 	}
 	// A cluster that cannot serve a Pod behind a Service costs no window

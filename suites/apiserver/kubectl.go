@@ -10,17 +10,20 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/audit"
-	"github.com/kubeproof/kubeproof/framework/identity"
-	"github.com/kubeproof/kubeproof/framework/kubectl"
+	"github.com/kubeproof/kubeproof/kube/audit"
+	"github.com/kubeproof/kubeproof/kube/identity"
+	"github.com/kubeproof/kubeproof/kube/kubectl"
 )
+
+const specKubectl = "apiserver-kubectl-requests"
 
 var _ = ginkgo.Describe("kubectl's requests", func() {
 	f := framework.New("kubectl")
 
 	ginkgo.It("kubectl apply -f deployment.yaml: the HTTP requests it really sends (from its own -v=9 log)",
-		framework.Checks(specKubectl),
+		framework.Checks(specKubectl, framework.Uses(cluster.AuditLog)),
 		func(ctx ginkgo.SpecContext) {
 			auditLog, from := f.AuditLog()
 			res, err := f.Kubectl.Run(ctx, bytes.NewReader(framework.Manifest("deployment.yaml")), "apply", "-f", "-", "--namespace", f.Namespace, "-v=9")

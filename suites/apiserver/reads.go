@@ -13,10 +13,15 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/metrics"
-	"github.com/kubeproof/kubeproof/framework/podsecurity"
+	"github.com/kubeproof/kubeproof/kube/metrics"
+	"github.com/kubeproof/kubeproof/kube/podsecurity"
+)
+
+const (
+	specReads  = "apiserver-storage-reads"
+	specWrites = "apiserver-storage-writes"
 )
 
 var _ = ginkgo.Describe("API server reads", func() {
@@ -77,9 +82,8 @@ var _ = ginkgo.Describe("API server reads", func() {
 		})
 
 	ginkgo.It("a write is a PUT in an etcd transaction, committed through Raft",
-		framework.Checks(specWrites),
+		framework.Checks(specWrites, framework.Requires(cluster.EtcdAccess)),
 		func(ctx ginkgo.SpecContext) {
-			f.Require(cluster.EtcdAccess)
 			client := f.Client.CoreV1().RESTClient()
 			etcd := f.Etcd()
 			// The API server's and etcd's counters, read together.

@@ -19,27 +19,28 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/access"
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/kube/access"
+	"github.com/kubeproof/kubeproof/kube/observe"
+)
+
+const (
+	specStorage   = "apiserver-storage"
+	specDiscovery = "apiserver-discovery"
 )
 
 var _ = ginkgo.Describe("API server storage", func() {
 	f := framework.New("storage")
 
 	ginkgo.It("stores what it answers 201 for, under /registry, with resourceVersion = etcd revision",
-		framework.Checks(specStorage),
+		framework.Checks(specStorage, framework.Requires(cluster.EtcdAccess)),
 		func(ctx ginkgo.SpecContext) {
-			f.Require(cluster.EtcdAccess)
 			db := f.Etcd()
 
 			// Where the API server stores (another --etcd-prefix than
@@ -93,7 +94,7 @@ var _ = ginkgo.Describe("API server storage", func() {
 		})
 
 	ginkgo.It("discovers API groups and paths, a new CRD's among them, and stores custom resources as JSON",
-		framework.Checks(specDiscovery),
+		framework.Checks(specDiscovery, framework.Uses(cluster.EtcdAccess)),
 		func(ctx ginkgo.SpecContext) {
 			f.NeedsAccess(access.CRDs)
 			ginkgo.By("the documented paths")
@@ -121,16 +122,8 @@ var _ = ginkgo.Describe("API server storage", func() {
 			ginkgo.DeferCleanup(func(ctx context.Context) {
 				_ = dyn.Resource(crdGVR).Delete(ctx, "checks."+group, metav1.DeleteOptions{})
 			})
-			lw := &cache.ListWatch{
-				ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-					o.FieldSelector = observe.NameSelector("checks." + group)
-					return dyn.Resource(crdGVR).List(ctx, o)
-				},
-				WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-					o.FieldSelector = observe.NameSelector("checks." + group)
-					return dyn.Resource(crdGVR).Watch(ctx, o)
-				},
-			}
+			crds := dyn.Resource(crdGVR)
+			lw := observe.Named(crds.List, crds.Watch, "checks."+group)
 			_, err = observe.Until(ctx, framework.Timeout.API, "the CRD to be Established", lw, func(u *unstructured.Unstructured) (bool, error) {
 				conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 				for _, c := range conds {
@@ -159,7 +152,7 @@ var _ = ginkgo.Describe("API server storage", func() {
 			framework.ExpectNoError(err, "create a custom resource")
 			_, listedGroup := discover(ctx, f, group)
 			ev := crdEvidence{Listed: listedGroup, CreateCode: cr.Code, PathPattern: f.Generalize(strings.ReplaceAll(crPath, group, "{group}"), nil)}
-			if f.Cluster.Has(cluster.EtcdAccess) {
+			if f.Has(cluster.EtcdAccess) {
 				path := group + "/checks/" + ns + "/one"
 				kv, found, err := f.Etcd().Find(ctx, path)
 				framework.ExpectNoError(err, "find %s in etcd", path)
@@ -295,7 +288,7 @@ type etcdObjectEvidence struct {
 	// Key is that key, the namespace and name generalized ({namespace},
 	// {name}).
 	Key string `json:"key"`
-	// Encoding is how the value is encoded (as framework/etcd tells it from
+	// Encoding is how the value is encoded (as kube/etcd tells it from
 	// its first bytes).
 	Encoding string `json:"encoding"`
 }

@@ -12,11 +12,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubeproof/kubeproof/contract/images"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/access"
-	"github.com/kubeproof/kubeproof/framework/identity"
-	"github.com/kubeproof/kubeproof/framework/images"
-	"github.com/kubeproof/kubeproof/framework/podsecurity"
+	"github.com/kubeproof/kubeproof/kube/access"
+	"github.com/kubeproof/kubeproof/kube/identity"
+	"github.com/kubeproof/kubeproof/kube/podsecurity"
 )
 
 // invalid Pods, as JSON bodies.
@@ -49,6 +49,8 @@ func validPodJSON(name, extraSpec string) string {
 	}
 	return fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":%q},"spec":%s}`, name, spec)
 }
+
+const specValidation = "apiserver-validation"
 
 var _ = ginkgo.Describe("API server validation", func() {
 	f := framework.New("validation")

@@ -1,7 +1,7 @@
 package controllers
 
 import (
-	"github.com/kubeproof/kubeproof/framework/audit"
+	"github.com/kubeproof/kubeproof/kube/audit"
 )
 
 func firstOf(es []audit.Event, verb, resource, subresource string, also func(audit.Event) bool) *audit.Event {

@@ -28,16 +28,6 @@ const (
 
 const deploymentName = "nginx-deployment"
 
-// The specs of this package.
-const (
-	specFlow     = "controllers-deployment-flow"
-	specTiming   = "controllers-timing"
-	specScale    = "controllers-scale"
-	specCascade  = "controllers-cascade"
-	specRollout  = "controllers-rollout"
-	specRecreate = "controllers-recreate"
-)
-
 // deployment is deployment.yaml with another name and replica count.
 func deployment(name string, replicas int32) *appsv1.Deployment {
 	var d appsv1.Deployment

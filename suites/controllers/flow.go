@@ -16,17 +16,22 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/audit"
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/kube/audit"
+	"github.com/kubeproof/kubeproof/kube/observe"
+)
+
+const (
+	specFlow   = "controllers-deployment-flow"
+	specTiming = "controllers-timing"
 )
 
 var _ = ginkgo.Describe("Deployment controllers", func() {
 	f := framework.New("deploy")
 
 	ginkgo.It("kubectl apply -f deployment.yaml: Deployment -> ReplicaSet -> 3 Pods, each owned by the one before",
-		framework.Checks(specFlow),
+		framework.Checks(specFlow, framework.Uses(cluster.AuditLog), framework.Uses(cluster.EtcdAccess)),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.ServiceAccounts, framework.Images)
 			auditLog, from := f.AuditLog()
@@ -133,10 +138,9 @@ var _ = ginkgo.Describe("Deployment controllers", func() {
 		})
 
 	ginkgo.It("kubectl apply -f deployment.yaml, three times: when the ReplicaSet, the first Pod, its binding and its readiness come",
-		framework.Checks(specTiming),
+		framework.Checks(specTiming, framework.Requires(cluster.AuditLog)),
 		framework.Takes(23),
 		func(ctx ginkgo.SpecContext) {
-			f.Require(cluster.AuditLog)
 			f.Needs(framework.PodsReady, framework.PodsCreated)
 			measureTimeline(ctx, f)
 		})

@@ -13,12 +13,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
+	"github.com/kubeproof/kubeproof/contract/images"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/audit"
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/images"
-	"github.com/kubeproof/kubeproof/framework/observe"
-	"github.com/kubeproof/kubeproof/framework/podsecurity"
+	"github.com/kubeproof/kubeproof/kube/audit"
+	"github.com/kubeproof/kubeproof/kube/observe"
+	"github.com/kubeproof/kubeproof/kube/podsecurity"
 )
 
 // The specs of this file: the machinery under the controllers (seed 004).
@@ -31,9 +31,8 @@ var _ = ginkgo.Describe("Controller machinery", func() {
 	f := framework.New("machinery")
 
 	ginkgo.It("components keep informers: an initial state, then a watch; each kubelet watches its own node's Pods",
-		framework.Checks(specInformers),
+		framework.Checks(specInformers, framework.Requires(cluster.AuditLog)),
 		func(ctx ginkgo.SpecContext) {
-			f.Require(cluster.AuditLog)
 			log, _ := f.AuditLog()
 			// From the cluster's start: the components' first requests.
 			reads, err := log.Since(0, audit.Verbs("list", "watch"))
@@ -70,9 +69,8 @@ var _ = ginkgo.Describe("Controller machinery", func() {
 		})
 
 	ginkgo.It("a Reconcile that fails is retried, ever more slowly, until it succeeds",
-		framework.Checks(specRetry),
+		framework.Checks(specRetry, framework.Requires(cluster.AuditLog)),
 		func(ctx ginkgo.SpecContext) {
-			f.Require(cluster.AuditLog)
 			f.Needs(framework.PodsCreated)
 			log, from := f.AuditLog()
 			quotas := f.Client.CoreV1().ResourceQuotas(f.Namespace)

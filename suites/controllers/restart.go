@@ -9,10 +9,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/audit"
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/kube/audit"
+	"github.com/kubeproof/kubeproof/kube/observe"
 )
 
 // The spec of this file. It stops the controller manager, which every
@@ -23,7 +23,7 @@ var _ = ginkgo.Describe("Controller manager restart", ginkgo.Serial, func() {
 	f := framework.New("restart")
 
 	ginkgo.It("changes made while the controller manager is stopped are acted on once it is back, from the state it reads again",
-		framework.Checks(specRestart),
+		framework.Checks(specRestart, framework.Uses(cluster.AuditLog)),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
 			w := watchAll(ctx, f)
@@ -63,7 +63,7 @@ var _ = ginkgo.Describe("Controller manager restart", ginkgo.Serial, func() {
 			restart.Record(ev)
 
 			if log == nil {
-				relist.Unobservable("%s", f.Cluster.Missing(cluster.AuditLog))
+				relist.Unobservable("%s", f.Missing(cluster.AuditLog))
 				return
 			}
 			reads, err := log.Since(mark, audit.Verbs("list", "watch"))

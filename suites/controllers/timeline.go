@@ -11,8 +11,8 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/audit"
-	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/kube/audit"
+	"github.com/kubeproof/kubeproof/kube/observe"
 )
 
 // timelineSamples is how often the timing spec applies deployment.yaml.

@@ -18,8 +18,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/observe"
-	"github.com/kubeproof/kubeproof/framework/podstate"
+	"github.com/kubeproof/kubeproof/kube/observe"
+	"github.com/kubeproof/kubeproof/kube/podstate"
 )
 
 // watcher records the namespace's Pods, ReplicaSets and Deployments.

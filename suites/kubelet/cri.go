@@ -11,9 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/access"
-	"github.com/kubeproof/kubeproof/framework/metrics"
-	"github.com/kubeproof/kubeproof/framework/podsecurity"
+	"github.com/kubeproof/kubeproof/kube/access"
+	"github.com/kubeproof/kubeproof/kube/metrics"
+	"github.com/kubeproof/kubeproof/kube/podsecurity"
 )
 
 // The spec of this file.

@@ -11,9 +11,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/access"
-	"github.com/kubeproof/kubeproof/framework/podsecurity"
-	"github.com/kubeproof/kubeproof/framework/podstate"
+	"github.com/kubeproof/kubeproof/kube/access"
+	"github.com/kubeproof/kubeproof/kube/podsecurity"
+	"github.com/kubeproof/kubeproof/kube/podstate"
 )
 
 // The spec of this file.

@@ -12,10 +12,10 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/podsecurity"
-	"github.com/kubeproof/kubeproof/framework/podstate"
+	"github.com/kubeproof/kubeproof/kube/podsecurity"
+	"github.com/kubeproof/kubeproof/kube/podstate"
 )
 
 // The spec of this file.
@@ -31,11 +31,11 @@ var _ = ginkgo.Describe("Kubelet static Pods", func() {
 	f := framework.New("kubelet-static")
 
 	ginkgo.It("runs a Pod from a file on its node, whose mirror in the API server it restores, and which the file changes",
-		framework.Checks(specStaticPod),
+		framework.Checks(specStaticPod, framework.Uses(cluster.NodeExec)),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.Images)
-			if !f.Cluster.Has(cluster.NodeExec) {
-				staticPod.Unobservable("%s", f.Cluster.Missing(cluster.NodeExec))
+			if !f.Has(cluster.NodeExec) {
+				staticPod.Unobservable("%s", f.Missing(cluster.NodeExec))
 				return
 			}
 			node := f.WorkerNodes(ctx)[0].Name

@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/cnitrace"
+	"github.com/kubeproof/kubeproof/contract/cnitrace"
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/cluster"
 )
 
 // The spec of this file.
@@ -19,10 +19,10 @@ var _ = ginkgo.Describe("CNI calls", func() {
 	f := framework.New("cni")
 
 	ginkgo.It("who runs the CNI plugin for a Pod's sandbox, and how long the plugin chain takes, seen from the plugin's side",
-		framework.Checks(specCNICalls),
+		framework.Checks(specCNICalls, framework.Uses(cluster.NodeExec)),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.PodsReady)
-			if !f.Cluster.Has(cluster.NodeExec) || f.Cluster.CNITraceLog == "" {
+			if !f.Has(cluster.NodeExec) || f.Cluster.CNITraceLog == "" {
 				cniCalls.Unobservable("the pod network of this cluster has no call trace (kubeproof's clusters put kubeproof-cni-trace in its plugin chain)")
 				return
 			}

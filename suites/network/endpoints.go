@@ -11,10 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/audit"
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/kube/audit"
+	"github.com/kubeproof/kubeproof/kube/observe"
 )
 
 // Beside the EndpointSlices (the EndpointSlice controller's, what
@@ -89,7 +89,7 @@ func (t *endpointsTracker) record(f *framework.Framework, log *audit.Log, from a
 func recordProxyWatches(f *framework.Framework, log *audit.Log) {
 	ginkgo.GinkgoHelper()
 	if log == nil {
-		proxyWatches.Unobservable("%s", f.Cluster.Missing(cluster.AuditLog))
+		proxyWatches.Unobservable("%s", f.Missing(cluster.AuditLog))
 		return
 	}
 	watches, err := log.Since(0, audit.All(audit.Verbs("watch"), func(e audit.Event) bool {

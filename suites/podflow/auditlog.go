@@ -9,7 +9,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/audit"
+	"github.com/kubeproof/kubeproof/kube/audit"
 )
 
 // kubectl's create request, from the audit log.

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/etcd"
+	"github.com/kubeproof/kubeproof/kube/etcd"
 )
 
 // The Pod as etcd holds it once created.

@@ -12,9 +12,9 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/audit"
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/kube/audit"
 )
 
 // The TCP connections the kubelet of the Pod's node holds, read on the node
@@ -41,8 +41,8 @@ var ssProcess = regexp.MustCompile(`users:\(\("([^"]+)"`)
 // connected to.
 func recordKubeletConnections(ctx context.Context, f *framework.Framework, node string) {
 	ginkgo.GinkgoHelper()
-	if !f.Cluster.Has(cluster.NodeExec) {
-		kubeletConnections.Unobservable("%s", f.Cluster.Missing(cluster.NodeExec))
+	if !f.Has(cluster.NodeExec) {
+		kubeletConnections.Unobservable("%s", f.Missing(cluster.NodeExec))
 		return
 	}
 	out, err := f.Cluster.RunOnNode(ctx, node, "ss", "-tnpH", "state", "established")

@@ -11,8 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/audit"
-	"github.com/kubeproof/kubeproof/framework/podstate"
+	"github.com/kubeproof/kubeproof/kube/audit"
+	"github.com/kubeproof/kubeproof/kube/podstate"
 )
 
 // Each step's time over several applies, as the watch and kubectl saw them.

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/kubectl"
+	"github.com/kubeproof/kubeproof/kube/kubectl"
 )
 
 // The spec of this file.

@@ -1,7 +1,10 @@
 // Package probes runs the probes of the claims files a run was given
 // (--kubeproof.claims-file): each probe is one spec, labelled spec:<id>
 // and claim:<id> for every claim of its file that names it, so that a run
-// selects it as it selects a built-in spec.
+// selects it as it selects a built-in spec. A probe (the language of
+// claims/probe) runs inside its spec like a built-in one, in its
+// Framework's namespace, with its timeouts and cleanup: its steps are
+// taken on the cluster while its observers record typed evidence.
 package probes
 
 import (
@@ -9,10 +12,11 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/probe"
+	"github.com/kubeproof/kubeproof/claims/speclink"
+	"github.com/kubeproof/kubeproof/contract/images"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/images"
-	"github.com/kubeproof/kubeproof/framework/probe"
 )
 
 // The container body runs when Ginkgo builds the tree, after the flags are
@@ -32,9 +36,9 @@ var _ = ginkgo.Describe("probes of claims files", func() {
 	}
 	f := framework.New("probe")
 	for _, p := range cat.Probes {
-		labels := ginkgo.Labels{claims.SpecLabelPrefix + p.ID}
+		labels := ginkgo.Labels{speclink.SpecLabelPrefix + p.ID}
 		for _, id := range cat.ClaimsOf(p.ID) {
-			labels = append(labels, claims.ClaimLabelPrefix+id)
+			labels = append(labels, speclink.ClaimLabelPrefix+id)
 		}
 		args := []any{labels}
 		if p.StopsComponents() {
@@ -45,7 +49,7 @@ var _ = ginkgo.Describe("probes of claims files", func() {
 			if usesOurImages(p) {
 				f.Needs(framework.Images)
 			}
-			probe.Run(ctx, f, p)
+			runProbe(ctx, f, p)
 		})...)
 	}
 })
@@ -55,7 +59,7 @@ var _ = ginkgo.Describe("probes of claims files", func() {
 // run (a cluster whose nodes cannot get them makes its claims not
 // checkable, naming that, rather than failing a step). A manifest that
 // cannot be read counts: the step that applies it says why.
-func usesOurImages(p claims.LoadedProbe) bool {
+func usesOurImages(p probe.LoadedProbe) bool {
 	for _, s := range p.Steps {
 		if s.Apply == nil {
 			continue

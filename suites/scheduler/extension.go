@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/metrics"
+	"github.com/kubeproof/kubeproof/kube/metrics"
 )
 
 // The spec of this file.
@@ -28,7 +28,7 @@ var _ = ginkgo.Describe("Scheduling framework", func() {
 	f := framework.New("sched-fw")
 
 	ginkgo.It("runs a Pod through its extension points (PostFilter only when no node fits) with the score weights of its profile",
-		framework.Checks(specExtensionPoints),
+		framework.Checks(specExtensionPoints, framework.Disturbs("adds simulated Nodes")),
 		func(ctx ginkgo.SpecContext) {
 			const scheduler = "kube-scheduler"
 			if _, err := f.ComponentGet(ctx, scheduler, "/metrics"); err != nil {

@@ -15,7 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/metrics"
+	"github.com/kubeproof/kubeproof/kube/metrics"
 )
 
 // The spec of this file.
@@ -39,7 +39,7 @@ var _ = ginkgo.Describe("Scheduler Permit", func() {
 	f := framework.New("sched-gang")
 
 	ginkgo.It("holds a Pod of a gang at Permit while its peer fits no node, and binds both once the peer fits",
-		framework.Checks(specGangPermit),
+		framework.Checks(specGangPermit, framework.Disturbs("adds simulated Nodes")),
 		func(ctx ginkgo.SpecContext) {
 			const scheduler = "kube-scheduler"
 			if why := gangSchedulingMissing(ctx, f); why != "" {

@@ -14,11 +14,13 @@ import (
 // nodes, which run nothing, so it is never pulled.
 const localityImage = "kubeproof.local/locality-probe:v1"
 
+const specLocality = "scheduler-image-locality"
+
 var _ = ginkgo.Describe("Scheduler image locality", func() {
 	f := framework.New("locality")
 
 	ginkgo.It("of two equal nodes, a Pod goes to the one that already holds its image",
-		framework.Checks(specLocality),
+		framework.Checks(specLocality, framework.Disturbs("adds simulated Nodes")),
 		func(ctx ginkgo.SpecContext) {
 			pods := f.RecordPods(ctx)
 			// Large enough that ImageLocality's score (the size, scaled by

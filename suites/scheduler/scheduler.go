@@ -24,12 +24,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
+	"github.com/kubeproof/kubeproof/contract/images"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/access"
-	"github.com/kubeproof/kubeproof/framework/audit"
-	"github.com/kubeproof/kubeproof/framework/images"
-	"github.com/kubeproof/kubeproof/framework/observe"
-	"github.com/kubeproof/kubeproof/framework/podsecurity"
+	"github.com/kubeproof/kubeproof/kube/access"
+	"github.com/kubeproof/kubeproof/kube/audit"
+	"github.com/kubeproof/kubeproof/kube/observe"
+	"github.com/kubeproof/kubeproof/kube/podsecurity"
 )
 
 // The specs of this package.
@@ -37,8 +38,6 @@ const (
 	specUnschedulable = "scheduler-unschedulable"
 	specExtended      = "scheduler-extended"
 	specNodeName      = "scheduler-nodename"
-	specScoring       = "scheduler-scoring"
-	specLocality      = "scheduler-image-locality"
 )
 
 // newPod is a Pod of our image requesting cpu and memory.
@@ -128,9 +127,8 @@ var _ = ginkgo.Describe("Scheduler filtering", func() {
 	f := framework.New("sched")
 
 	ginkgo.It("a Pod no node fits stays Pending, Unschedulable, with the cause; once the cause is gone it is bound",
-		framework.Checks(specUnschedulable),
+		framework.Checks(specUnschedulable, framework.Disturbs("adds simulated Nodes")),
 		func(ctx ginkgo.SpecContext) {
-			f.Disturbs("adds simulated Nodes")
 			f.NeedsAccess(access.Nodes)
 			pods := f.RecordPods(ctx)
 			events := f.RecordEvents(ctx)
@@ -189,9 +187,8 @@ var _ = ginkgo.Describe("Scheduler filtering", func() {
 		})
 
 	ginkgo.It("extended resources: a Pod asking for one lands only where it is advertised, and waits when none is left",
-		framework.Checks(specExtended),
+		framework.Checks(specExtended, framework.Disturbs("advertises an extended resource on a real Node")),
 		func(ctx ginkgo.SpecContext) {
-			f.Disturbs("advertises an extended resource on a real Node")
 			node := f.WorkerNodes(ctx)[0].Name
 			res := "kubeproof.io/gpu-" + strings.TrimPrefix(f.Namespace, "kp-sched-")
 			ptr := "/status/capacity/" + strings.ReplaceAll(res, "/", "~1")
@@ -244,7 +241,7 @@ var _ = ginkgo.Describe("Scheduler filtering", func() {
 		})
 
 	ginkgo.It("a Pod created with spec.nodeName bypasses the scheduler",
-		framework.Checks(specNodeName),
+		framework.Checks(specNodeName, framework.Uses(cluster.AuditLog)),
 		framework.Takes(23),
 		func(ctx ginkgo.SpecContext) {
 			f.Needs(framework.ServiceAccounts, framework.Images)

@@ -24,13 +24,14 @@ const (
 	diskLabel = "score.kubeproof.io/disk"
 )
 
+const specScoring = "scheduler-scoring"
+
 var _ = ginkgo.Describe("Scheduler scoring", func() {
 	f := framework.New("score")
 
 	ginkgo.It("among feasible nodes: the less allocated is preferred, node affinity and topology spread are honoured",
-		framework.Checks(specScoring),
+		framework.Checks(specScoring, framework.Disturbs("labels real Nodes, or adds simulated ones")),
 		func(ctx ginkgo.SpecContext) {
-			f.Disturbs("labels real Nodes, or adds simulated ones")
 			pods := f.RecordPods(ctx)
 			n := pickScoringNodes(ctx, f)
 			role := map[string]string{n.busy: "busy", n.idle: "idle", "": "unbound"}

@@ -11,11 +11,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/access"
-	"github.com/kubeproof/kubeproof/framework/audit"
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/observe"
+	"github.com/kubeproof/kubeproof/kube/access"
+	"github.com/kubeproof/kubeproof/kube/audit"
+	"github.com/kubeproof/kubeproof/kube/observe"
 )
 
 // The spec of this file.
@@ -32,7 +32,7 @@ var _ = ginkgo.Describe("Scheduler volume binding", func() {
 	f := framework.New("sched-vol")
 
 	ginkgo.It("binds a claim that waits for its first consumer to a volume of the node it chose, before it binds the Pod",
-		framework.Checks(specVolumeBinding),
+		framework.Checks(specVolumeBinding, framework.Disturbs("adds simulated Nodes"), framework.Uses(cluster.AuditLog)),
 		func(ctx ginkgo.SpecContext) {
 			f.NeedsAccess(access.PersistentVolumes, access.StorageClasses)
 			log, from := f.AuditLog()
@@ -102,7 +102,7 @@ var _ = ginkgo.Describe("Scheduler volume binding", func() {
 			ev.BoundToStaticVolume = c.Spec.VolumeName == pv.Name
 			if log == nil {
 				volumeBinding.Record(ev)
-				volumeBindingWriters.Unobservable("%s", f.Cluster.Missing(cluster.AuditLog))
+				volumeBindingWriters.Unobservable("%s", f.Missing(cluster.AuditLog))
 				return
 			}
 			volumeBinding.Record(ev)

@@ -5,8 +5,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubeproof/kubeproof/framework/podsecurity"
-	"github.com/kubeproof/kubeproof/framework/podsecurity/podsecuritytest"
+	"github.com/kubeproof/kubeproof/kube/podsecurity"
+	"github.com/kubeproof/kubeproof/kube/podsecurity/podsecuritytest"
 )
 
 // The webhook server runs on clusters that enforce the restricted Pod

@@ -24,13 +24,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubeproof/kubeproof/framework/namespace"
-	"github.com/kubeproof/kubeproof/framework/observe"
-	"github.com/kubeproof/kubeproof/framework/ownership"
-	"github.com/kubeproof/kubeproof/framework/podsecurity"
-	"github.com/kubeproof/kubeproof/framework/podstate"
+	"github.com/kubeproof/kubeproof/contract/ownership"
 	"github.com/kubeproof/kubeproof/internal/judge"
 	"github.com/kubeproof/kubeproof/internal/tools/trace"
+	"github.com/kubeproof/kubeproof/kube/namespace"
+	"github.com/kubeproof/kubeproof/kube/observe"
+	"github.com/kubeproof/kubeproof/kube/podsecurity"
+	"github.com/kubeproof/kubeproof/kube/podstate"
 )
 
 // Distribution summarises measurements in milliseconds.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 )
 
 // Result is what `kubeproof bench` writes to bench.json.

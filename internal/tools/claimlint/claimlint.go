@@ -10,9 +10,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/probe"
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/claims"
 )
 
 // Document is the text of a user's document and the name it was given by.
@@ -31,7 +32,7 @@ func ProblemsOf(err error) []string {
 
 // UnknownSpecs says, for each spec a claim names that this binary does not
 // have, which claim names it.
-func UnknownSpecs(cs []claims.Claim, probes []claims.LoadedProbe) []string {
+func UnknownSpecs(cs []claims.Claim, probes []probe.LoadedProbe) []string {
 	specs := map[string]bool{}
 	for _, sp := range framework.ListSpecs() {
 		specs[sp.ID] = true
@@ -82,7 +83,7 @@ const ScaffoldQuote = "the sentence of the document, as written"
 // the probes' observers too), the capabilities observers need, conditions
 // that only restate their claim, two claims reading one fact two ways,
 // quotes.
-func Own(own []claims.Claim, probes []claims.LoadedProbe, doc *Document) []string {
+func Own(own []claims.Claim, probes []probe.LoadedProbe, doc *Document) []string {
 	problems := UnknownSpecs(own, probes)
 	mine := &claims.Catalog{Claims: own, Probes: probes}
 	for _, err := range claims.CheckProbeNeeds(mine) {

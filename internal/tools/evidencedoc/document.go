@@ -7,8 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/evidence"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 )
 
 // Schema names the shape of `kubeproof claims specs --evidence -o json`
@@ -38,8 +39,8 @@ type Path struct {
 	// none is written; MeaningFrom names that declaration.
 	Meaning     string `json:"meaning"`
 	MeaningFrom string `json:"meaningFrom,omitempty"`
-	// SpecRequires are the capabilities the recording spec's code
-	// requires (it is skipped without them); SpecUses those it checks for
+	// SpecRequires are the capabilities the recording spec declares it
+	// requires (it is skipped without them); SpecUses those it asks for
 	// and does without, recording less. Both are read from the spec's
 	// source, for the spec as a whole: not what this path needs.
 	SpecRequires []cluster.Capability `json:"specRequires"`
@@ -52,7 +53,7 @@ type Path struct {
 	Claims        []string             `json:"claims"`
 	ClaimsRequire []cluster.Capability `json:"claimsRequire"`
 	// Source is where the evidence is declared in the Go source.
-	Source claims.Source `json:"source"`
+	Source evidence.Source `json:"source"`
 	// Example is the value a run recorded at the path (a list whole),
 	// with --report-dir; left out when the run has none.
 	Example json.RawMessage `json:"example,omitempty"`
@@ -61,11 +62,11 @@ type Path struct {
 // Input is what a catalog is built from.
 type Input struct {
 	// Decls are the declared evidence (framework.DeclaredEvidence, and
-	// whatever else declares claims.EvidenceDecl).
-	Decls    []claims.EvidenceDecl
+	// whatever else declares evidence.EvidenceDecl).
+	Decls    []evidence.EvidenceDecl
 	Meanings Meanings
-	// SpecNeeds are the capabilities each spec's code checks for, by spec
-	// ID; a spec without an entry shows none.
+	// SpecNeeds are the capabilities each spec declares (NeedsOf), by
+	// spec ID; a spec without an entry shows none.
 	SpecNeeds map[string]SpecNeeds
 	// Catalog is the claims whose reads and requires: are shown; nil for
 	// none.

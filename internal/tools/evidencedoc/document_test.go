@@ -8,8 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/evidence"
+	"github.com/kubeproof/kubeproof/claims/expect"
+	"github.com/kubeproof/kubeproof/claims/speclink"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 )
 
 type eventsEvidence struct {
@@ -27,18 +30,18 @@ func fakeInput(t *testing.T) Input {
 		t.Fatal(err)
 	}
 	return Input{
-		Decls: []claims.EvidenceDecl{{Spec: "pod-events", Name: "events", Type: reflect.TypeFor[eventsEvidence](), Source: claims.Source{File: "suites/x/x.go", Line: 3}}},
+		Decls: []evidence.EvidenceDecl{{Spec: "pod-events", Name: "events", Type: reflect.TypeFor[eventsEvidence](), Source: evidence.Source{File: "suites/x/x.go", Line: 3}}},
 		Meanings: Meanings{"pod-events": {
 			"events":         {Text: "The Pod's events. In order.", From: "type x.eventsEvidence"},
 			"events.reasons": {Text: "Reasons, oldest first.", From: "field x.eventsEvidence.Reasons"},
 		}},
 		Catalog: &claims.Catalog{Claims: []claims.Claim{
 			{ID: "A-REASONS", Specs: []string{"pod-events"}, Requires: []cluster.Capability{cluster.AuditLog},
-				Expect: []claims.Expectation{{Evidence: "events.reasons.1"}}},
+				Expect: []expect.Expectation{{Evidence: "events.reasons.1"}}},
 			{ID: "B-WHOLE", Specs: []string{"pod-events", "other"}, Requires: []cluster.Capability{cluster.EtcdAccess},
 				Context: []string{"events"}},
 			{ID: "C-OTHER-SPEC", Specs: []string{"other"}, Requires: []cluster.Capability{cluster.NodeExec},
-				Expect: []claims.Expectation{{Evidence: "events.reasons"}}},
+				Expect: []expect.Expectation{{Evidence: "events.reasons"}}},
 		}},
 		SpecNeeds: map[string]SpecNeeds{"pod-events": {Requires: []cluster.Capability{cluster.NodeExec}, Uses: []cluster.Capability{cluster.AuditLog}}},
 		Examples:  ex,
@@ -145,5 +148,18 @@ func TestFirstSentence(t *testing.T) {
 		if got := firstSentence(in); got != want {
 			t.Errorf("firstSentence(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A spec's needs are what it declares: its requires: and uses: labels.
+func TestNeedsOf(t *testing.T) {
+	specs := []speclink.SpecInfo{
+		speclink.SpecsFromLabels("a", []string{"spec:a-b", "requires:EtcdAccess", "uses:AuditLog"}),
+		speclink.SpecsFromLabels("no id", []string{"uses:AuditLog"}),
+	}
+	got := NeedsOf(specs)
+	want := map[string]SpecNeeds{"a-b": {Requires: []cluster.Capability{cluster.EtcdAccess}, Uses: []cluster.Capability{cluster.AuditLog}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("NeedsOf: %+v, want %+v", got, want)
 	}
 }

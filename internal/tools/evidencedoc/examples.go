@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims/evidence"
 )
 
 // Examples are the evidence a run recorded: by spec ID, then evidence name,
@@ -40,4 +40,4 @@ func ReadExamples(reportDir string) (Examples, error) {
 
 // At returns the value recorded at path by spec: a list or an object
 // whole, the first element for 0, the first key in order for {key}.
-func (e Examples) At(spec, path string) (any, bool) { return claims.Lookup(e[spec], path) }
+func (e Examples) At(spec, path string) (any, bool) { return evidence.Lookup(e[spec], path) }

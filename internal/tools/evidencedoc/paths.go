@@ -1,8 +1,8 @@
 // Package evidencedoc explains the evidence specs record, path by path: its
 // type in JSON terms, what it means (from the Go doc comments, extracted
 // at generate time into source.json, which the binary embeds), the
-// capabilities the recording spec's code checks for and those the claims
-// that read it require, and example values from a run's report. It works on claims.EvidenceDecl, so evidence declared
+// capabilities the recording spec declares and those the claims
+// that read it require, and example values from a run's report. It works on evidence.EvidenceDecl, so evidence declared
 // elsewhere than in the suites (a claims file's probes) is explained the
 // same way once its meanings are given.
 //
@@ -18,7 +18,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims/evidence"
 )
 
 // Node is one path of a piece of evidence: the evidence itself (the root),
@@ -37,13 +37,13 @@ type Node struct {
 	DocKey string
 }
 
-// maxDepth bounds the walk, as claims.Paths does, so that a type that
+// maxDepth bounds the walk, as evidence.Paths does, so that a type that
 // holds itself ends.
 const maxDepth = 6
 
 // Expand lists the paths a value of type t offers under name, in the
-// order claims.Paths lists them (fields by JSON name), each container
-// before what it holds. Unlike claims.Paths it lists the lists and maps
+// order evidence.Paths lists them (fields by JSON name), each container
+// before what it holds. Unlike evidence.Paths it lists the lists and maps
 // themselves, their elements (index 0, {key}) and the paths below those,
 // and the objects on the way, so that each can say what it is.
 func Expand(name string, t reflect.Type) []Node {
@@ -112,7 +112,7 @@ func (f field) docKey(parent reflect.Type, n Node) string {
 func fields(t reflect.Type) []field {
 	var out []field
 	for _, sf := range reflect.VisibleFields(t) {
-		name, ok := claims.JSONName(sf)
+		name, ok := evidence.JSONName(sf)
 		if !ok {
 			continue
 		}

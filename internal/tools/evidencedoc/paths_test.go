@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims/evidence"
 )
 
 type inner struct {
@@ -98,15 +98,15 @@ func TestJSONType(t *testing.T) {
 	}
 }
 
-// Every path claims.Paths offers (what lint accepts) is one Expand lists.
+// Every path evidence.Paths offers (what lint accepts) is one Expand lists.
 func TestExpandCoversClaimsPaths(t *testing.T) {
 	var have []string
 	for _, n := range Expand("s", reflect.TypeFor[sample]()) {
 		have = append(have, n.Path)
 	}
-	for _, p := range claims.Paths("s", reflect.TypeFor[sample]()) {
+	for _, p := range evidence.Paths("s", reflect.TypeFor[sample]()) {
 		if !slices.Contains(have, p) {
-			t.Errorf("claims.Paths has %s, Expand does not", p)
+			t.Errorf("evidence.Paths has %s, Expand does not", p)
 		}
 	}
 }

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/probe"
 )
 
 // ProbeMeanings explains the evidence of a catalog's probes, whose types
@@ -18,9 +19,9 @@ func ProbeMeanings(cat *claims.Catalog) Meanings {
 		put := func(path, text string, args ...any) {
 			m[path] = Meaning{Text: fmt.Sprintf(text, args...), From: "probe " + p.ID}
 		}
-		put(claims.StepsEvidence, "What each step of the probe did, by step name.")
+		put(probe.StepsEvidence, "What each step of the probe did, by step name.")
 		for i, name := range p.StepNames() {
-			base := claims.StepsEvidence + "." + name
+			base := probe.StepsEvidence + "." + name
 			put(base, "Step %s (%s).", name, stepAction(p.Steps[i]))
 			put(base+".at", "When step %s began (ms after the probe's first step began).", name)
 			put(base+".took", "How long step %s took (ms).", name)
@@ -38,7 +39,7 @@ func ProbeMeanings(cat *claims.Catalog) Meanings {
 	return out
 }
 
-func stepAction(s claims.Step) string {
+func stepAction(s probe.Step) string {
 	switch {
 	case s.Apply != nil:
 		return "apply"

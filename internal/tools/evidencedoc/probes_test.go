@@ -3,8 +3,8 @@ package evidencedoc
 import (
 	"testing"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/claims/observer"
+	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/observer"
 )
 
 // TestProbeMeanings: every path of a probe's evidence, whatever observers
@@ -22,7 +22,7 @@ func TestProbeMeanings(t *testing.T) {
 			t.Errorf("%s %s (%s) has no meaning", p.Spec, p.Path, p.Type)
 		}
 	}
-	for _, want := range []string{"steps", "pod", "events", "api", "eps", "stored", "requests"} {
+	for _, want := range []string{"steps", "pod", "events", "api", "eps", "stored", "requests", "node"} {
 		if !kinds[want] {
 			t.Errorf("no paths of evidence %s", want)
 		}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 )
 
 // exampleWidth is how much of an example the table shows; -o json has it
@@ -73,11 +73,11 @@ field names; `+"`0`"+` stands for any list index and `+"`{key}`"+` for any map k
   the path, the object holding it, or a path within it: those claims are not checkable
   without them. It is not what the spec needs to record the path; blank where no claim that
   reads it requires one, or no claim reads it.
-- Under each spec's heading, what its code checks for, read from the source (its `+"`It`"+` and,
-  by name, the functions and methods it calls): the capabilities it **requires**
-  (`+"`f.Require`"+`, `+"`f.Disturbs`"+`: skipped without them) and those it **uses** when the cluster has
-  them (`+"`f.Cluster.Has`"+`, `+"`f.AuditLog`"+`, `+"`f.Etcd`"+`...: without them it records less, or marks
-  evidence unobservable).
+- Under each spec's heading, what it declares beside its ID (`+"`framework.Checks`"+`): the
+  capabilities it **requires** (`+"`framework.Requires`"+`, `+"`framework.Disturbs`"+`: skipped without
+  them) and those it **uses** when the cluster has them (`+"`framework.Uses`"+`: without them it
+  records less, or marks evidence unobservable). The framework holds a spec to them: it fails
+  one that asks for a capability it did not declare.
 
 `+"`kubeproof claims specs --evidence`"+` prints the same (`+"`--report-dir DIR`"+` adds a run's values,
 `+"`-o json`"+` is `+"`%s`"+`, [ci.md](ci.md)).

@@ -8,7 +8,8 @@ import (
 	"maps"
 	"sync"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/claims/speclink"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 )
 
 // Meaning is what one evidence path means, in one line of prose, and where
@@ -42,15 +43,26 @@ func (m Meanings) Merge(other Meanings) Meanings {
 	return out
 }
 
-// SpecNeeds are the cluster capabilities a spec's code checks for, as
-// read from it (package gosource says how).
+// SpecNeeds are the cluster capabilities a spec declares beside its ID
+// (framework.Checks).
 type SpecNeeds struct {
 	// Requires are those without which the spec is skipped (its claims
 	// are not checkable).
 	Requires []cluster.Capability `json:"requires"`
-	// Uses are those it checks for and does without: it records less, or
+	// Uses are those it asks for and does without: it records less, or
 	// marks evidence unobservable.
 	Uses []cluster.Capability `json:"uses"`
+}
+
+// NeedsOf are the capabilities each of specs declares, by spec ID.
+func NeedsOf(specs []speclink.SpecInfo) map[string]SpecNeeds {
+	out := map[string]SpecNeeds{}
+	for _, s := range specs {
+		if s.ID != "" {
+			out[s.ID] = SpecNeeds{Requires: s.Requires, Uses: s.Uses}
+		}
+	}
+	return out
 }
 
 // Source is what the suites' Go source says about their evidence: read by
@@ -59,8 +71,6 @@ type SpecNeeds struct {
 type Source struct {
 	Generated string   `json:"generated"`
 	Meanings  Meanings `json:"meanings"`
-	// Specs are the capabilities each spec's code checks for, by spec ID.
-	Specs map[string]SpecNeeds `json:"specs"`
 }
 
 // GeneratedNote says where source.json comes from.
@@ -82,9 +92,6 @@ func DecodeSource(data []byte) (Source, error) {
 	}
 	if s.Meanings == nil {
 		s.Meanings = Meanings{}
-	}
-	if s.Specs == nil {
-		s.Specs = map[string]SpecNeeds{}
 	}
 	return s, nil
 }

@@ -22,7 +22,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubeproof/kubeproof/framework/claims"
+	"github.com/kubeproof/kubeproof/claims"
 	"github.com/kubeproof/kubeproof/internal/judge"
 	"github.com/kubeproof/kubeproof/internal/report"
 )

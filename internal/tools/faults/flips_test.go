@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubeproof/kubeproof/claims"
 	"github.com/kubeproof/kubeproof/fixtures"
-	"github.com/kubeproof/kubeproof/framework/claims"
 )
 
 // CheckFlips holds the catalog's flipsUnder against the fault matrix: a

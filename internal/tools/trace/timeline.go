@@ -8,9 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubeproof/kubeproof/framework/audit"
-	"github.com/kubeproof/kubeproof/framework/noderuntime"
-	"github.com/kubeproof/kubeproof/framework/podstate"
+	"github.com/kubeproof/kubeproof/kube/audit"
+	"github.com/kubeproof/kubeproof/kube/noderuntime"
+	"github.com/kubeproof/kubeproof/kube/podstate"
 	"github.com/kubeproof/kubeproof/webhooks"
 )
 

@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubeproof/kubeproof/framework/audit"
+	"github.com/kubeproof/kubeproof/kube/audit"
 	"github.com/kubeproof/kubeproof/webhooks"
 )
 

@@ -102,21 +102,11 @@ func run(ctx context.Context, self, confDir string, network cni.Network, resync 
 // the other nodes' pod CIDRs to what the Node objects say; owned are the
 // routes it made before (it removes those no longer wanted, and no others).
 func reconcile(self string, nodes []*corev1.Node, confDir string, network cni.Network, owned map[string]cni.Route) error {
-	var peers []cni.Peer
-	for _, n := range nodes {
-		p := cni.Peer{Name: n.Name, PodCIDR: n.Spec.PodCIDR}
-		for _, a := range n.Status.Addresses {
-			if a.Type == corev1.NodeInternalIP && net.ParseIP(a.Address).To4() != nil {
-				p.Address = a.Address
-				break
-			}
-		}
-		peers = append(peers, p)
-		if n.Name == self && n.Spec.PodCIDR != "" {
-			network.PodCIDR = n.Spec.PodCIDR
-			if err := writeConfig(confDir, network); err != nil {
-				return err
-			}
+	peers, podCIDR := peersOf(self, nodes)
+	if podCIDR != "" {
+		network.PodCIDR = podCIDR
+		if err := writeConfig(confDir, network); err != nil {
+			return err
 		}
 	}
 	attached, err := attachedNetworks()
@@ -151,6 +141,25 @@ func reconcile(self string, nodes []*corev1.Node, confDir string, network cni.Ne
 		delete(owned, dst)
 	}
 	return errors.Join(errs...)
+}
+
+// peersOf are the nodes as routes to their pod CIDRs need them (each
+// one's first IPv4 InternalIP), and podCIDR this node's, once it has one.
+func peersOf(self string, nodes []*corev1.Node) (peers []cni.Peer, podCIDR string) {
+	for _, n := range nodes {
+		p := cni.Peer{Name: n.Name, PodCIDR: n.Spec.PodCIDR}
+		for _, a := range n.Status.Addresses {
+			if a.Type == corev1.NodeInternalIP && net.ParseIP(a.Address).To4() != nil {
+				p.Address = a.Address
+				break
+			}
+		}
+		peers = append(peers, p)
+		if n.Name == self {
+			podCIDR = n.Spec.PodCIDR
+		}
+	}
+	return peers, podCIDR
 }
 
 // writeConfig writes the configuration if it differs from what is there;

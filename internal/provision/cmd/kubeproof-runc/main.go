@@ -31,14 +31,24 @@ func run(args []string) error {
 	if err := capdrop.Rewrite(args, allowed); err != nil {
 		return err
 	}
+	runc, err := runcPath(os.Getenv("KUBEPROOF_RUNC"))
+	if err != nil {
+		return err
+	}
+	return syscall.Exec(runc, append([]string{"runc"}, args...), os.Environ())
+}
+
+// runcPath is the runc to hand over to: override if set, else realRunc,
+// else the first runc on PATH.
+func runcPath(override string) (string, error) {
 	runc := realRunc
-	if v := os.Getenv("KUBEPROOF_RUNC"); v != "" {
-		runc = v
+	if override != "" {
+		runc = override
 	}
 	if _, err := os.Stat(runc); err != nil {
 		if runc, err = exec.LookPath("runc"); err != nil {
-			return fmt.Errorf("find runc: %w", err)
+			return "", fmt.Errorf("find runc: %w", err)
 		}
 	}
-	return syscall.Exec(runc, append([]string{"runc"}, args...), os.Environ())
+	return runc, nil
 }

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/internal/progress"
 )
 

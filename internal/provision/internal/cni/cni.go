@@ -11,7 +11,7 @@ import (
 	"net"
 	"sort"
 
-	"github.com/kubeproof/kubeproof/framework/cnitrace"
+	"github.com/kubeproof/kubeproof/contract/cnitrace"
 )
 
 // ConfigFile is the name of the network configuration in the CNI

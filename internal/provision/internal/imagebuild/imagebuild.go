@@ -22,7 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
-	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/contract/images"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 )
 

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
-	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/contract/images"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/binaries"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/capdrop"

@@ -9,14 +9,12 @@ import (
 	"slices"
 	"time"
 
-	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/kubernetes"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
-	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/contract/cluster"
+	"github.com/kubeproof/kubeproof/contract/images"
 	"github.com/kubeproof/kubeproof/internal/buildinfo"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/pki"
@@ -212,19 +210,6 @@ func (u *bringUp) nodeImage(ctx context.Context) error {
 	return nil
 }
 
-// loadedImages are kubeproof's images a node image not ours gets loaded:
-// all of them and the pod network's, but the workloads when the nodes are
-// to pull those.
-func loadedImages(skipWorkloads bool) []images.Image {
-	var out []images.Image
-	for _, img := range append(slices.Clone(images.All), images.CNI) {
-		if !skipWorkloads || !images.IsWorkload(img) {
-			out = append(out, img)
-		}
-	}
-	return out
-}
-
 // buildImages builds kubeproof's images (and the pod network's) and finds
 // the programs for a node image not ours; ours has them already (see
 // package nodeimage).
@@ -317,27 +302,6 @@ func (u *bringUp) loadImages(context.Context) error {
 	return copyPrograms(u.nodes, u.programs)
 }
 
-// removeImages deletes imgs from every node's containerd (its content
-// goes with them, so a pull fetches every layer).
-func removeImages(ns []nodes.Node, imgs []images.Image, pr *progress.Printer) (err error) {
-	done := pr.Step("removing %d images from %d nodes (the nodes pull them)", len(imgs), len(ns))
-	defer func() { done(err) }()
-	args := []string{"--namespace=k8s.io", "images", "rm", "--sync"}
-	for _, img := range imgs {
-		args = append(args, img.Ref)
-	}
-	var g errgroup.Group
-	for _, n := range ns {
-		g.Go(func() error {
-			if err := n.Command("ctr", args...).Run(); err != nil {
-				return fmt.Errorf("remove images from node %s: %w", n, err)
-			}
-			return nil
-		})
-	}
-	return g.Wait()
-}
-
 // leaveOut removes the static Pods of the control-plane components the
 // cluster is made without.
 func (u *bringUp) leaveOut(context.Context) error {
@@ -404,33 +368,4 @@ func (p *Provider) info(u *bringUp) *cluster.Info {
 	}
 	slices.Sort(info.Nodes)
 	return info
-}
-
-// loadImages loads the image archives into every node, the nodes at once,
-// into the given snapshotter (found on each node when empty).
-func loadImages(ns []nodes.Node, archives []string, pr *progress.Printer) (err error) {
-	done := pr.Step("loading %d images into %d nodes", len(archives), len(ns))
-	defer func() { done(err) }()
-	var g errgroup.Group
-	for _, n := range ns {
-		g.Go(func() error {
-			for _, a := range archives {
-				if err := loadImage(n, a); err != nil {
-					return fmt.Errorf("load %s into node %s: %w", a, n, err)
-				}
-			}
-			return nil
-		})
-	}
-	return g.Wait()
-}
-
-func loadImage(n nodes.Node, archive string) error {
-	f, err := os.Open(archive)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	// kind's loader asks the node's containerd for its snapshotter.
-	return nodeutils.LoadImageArchive(n, f)
 }

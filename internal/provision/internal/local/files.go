@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/contract/images"
 	"github.com/kubeproof/kubeproof/internal/pki"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/binaries"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/cni"

@@ -13,8 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubeproof/kubeproof/framework/observe"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/process"
+	"github.com/kubeproof/kubeproof/kube/observe"
 )
 
 // startNode starts the kubelet, closes registered once the node object

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/process"
 	"golang.org/x/sync/errgroup"
 )

@@ -13,8 +13,8 @@ import (
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubeproof/kubeproof/framework/cluster"
-	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/contract/cluster"
+	"github.com/kubeproof/kubeproof/contract/images"
 	"github.com/kubeproof/kubeproof/internal/buildinfo"
 	"github.com/kubeproof/kubeproof/internal/debpkg"
 	"github.com/kubeproof/kubeproof/internal/exitcode"

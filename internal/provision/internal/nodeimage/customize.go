@@ -14,7 +14,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/internal/provision/internal/containerdconf"
 
-	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/contract/images"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/binaries"
 )
 

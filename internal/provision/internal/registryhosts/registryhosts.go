@@ -17,7 +17,7 @@ import (
 	"net"
 	"strings"
 
-	"github.com/kubeproof/kubeproof/framework/images"
+	"github.com/kubeproof/kubeproof/contract/images"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/config"
 )
 

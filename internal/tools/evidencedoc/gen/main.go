@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/kubeproof/kubeproof/claims"
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/claims"
 	"github.com/kubeproof/kubeproof/internal/tools/evidencedoc/gosource"
 	_ "github.com/kubeproof/kubeproof/suites"
 )

@@ -5,13 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"testing"
 
+	"github.com/kubeproof/kubeproof/claims"
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/framework/claims"
-	"github.com/kubeproof/kubeproof/framework/cluster"
 	"github.com/kubeproof/kubeproof/internal/tools/evidencedoc"
 	_ "github.com/kubeproof/kubeproof/suites"
 )
@@ -128,44 +126,5 @@ func TestMeaningSources(t *testing.T) {
 		if !ok || got.From != c.from || got.Text == "" {
 			t.Errorf("%s %s: %+v, want a meaning from %s", c.spec, c.path, got, c.from)
 		}
-	}
-}
-
-// What specs' code checks for: f.Require and f.Disturbs are requirements,
-// found in the It or in what it calls (StartAPIServer requires
-// ControlPlaneFlags); f.AuditLog, f.Etcd and f.Cluster.Has are uses.
-func TestSpecNeeds(t *testing.T) {
-	needs, err := SpecNeeds(root, framework.ListSpecs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for spec, want := range map[string]struct{ requires, uses []cluster.Capability }{
-		// f.Require(cluster.EtcdAccess) in the It.
-		"apiserver-storage": {requires: []cluster.Capability{cluster.EtcdAccess}},
-		// f.StartAPIServer, in package framework.
-		"apiserver-authorizers": {requires: []cluster.Capability{cluster.ControlPlaneFlags}},
-		// f.AuditLog() in the It, f.Etcd() in it too.
-		"podflow-create": {uses: []cluster.Capability{cluster.AuditLog, cluster.EtcdAccess}},
-		// f.Cluster.Has(cluster.NodeExec) in the It.
-		"network-pod-ips": {uses: []cluster.Capability{cluster.NodeExec}},
-	} {
-		got, ok := needs[spec]
-		if !ok {
-			t.Errorf("%s: no entry", spec)
-			continue
-		}
-		for _, c := range want.requires {
-			if !slices.Contains(got.Requires, c) {
-				t.Errorf("%s requires %v, not %s", spec, got.Requires, c)
-			}
-		}
-		for _, c := range want.uses {
-			if !slices.Contains(got.Uses, c) {
-				t.Errorf("%s uses %v, not %s", spec, got.Uses, c)
-			}
-		}
-	}
-	if len(needs) < 50 {
-		t.Errorf("needs of %d specs", len(needs))
 	}
 }

@@ -1,0 +1,124 @@
+package expect
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/kubeproof/kubeproof/claims/evidence"
+)
+
+// Fits reports whether a value of type t can ever satisfy e.
+func (e Expectation) Fits(t reflect.Type) error {
+	if t.Kind() == reflect.Interface {
+		return nil
+	}
+	want := func(ok bool, what string) error {
+		if ok {
+			return nil
+		}
+		return fmt.Errorf("%s wants %s, but the spec records a %s", e.Want(), what, t)
+	}
+	switch {
+	case e.Matches != "":
+		return want(t.Kind() == reflect.String, "a string")
+	case e.Ranged():
+		return want(numeric(t), "a number")
+	case e.AnyMatches != nil:
+		if err := want(t.Kind() == reflect.Slice || t.Kind() == reflect.Array, "a list"); err != nil {
+			return err
+		}
+		return e.elementFits(evidence.Deref(t.Elem()))
+	case e.Contains != nil:
+		return want(t.Kind() == reflect.String || t.Kind() == reflect.Slice || t.Kind() == reflect.Array, "a string or a list")
+	}
+	var raws []json.RawMessage
+	switch {
+	case e.Equals != nil:
+		raws = []json.RawMessage{*e.Equals}
+	case e.NotEquals != nil:
+		raws = []json.RawMessage{*e.NotEquals}
+	default:
+		raws = e.OneOf
+	}
+	for _, r := range raws {
+		var v any
+		if err := json.Unmarshal(r, &v); err != nil {
+			return err
+		}
+		if err := want(kindFits(v, t), jsonKind(v)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// elementFits reports whether an anyMatches pattern can match elements of
+// type t: a regular expression needs strings, fields need objects that have
+// them.
+func (e Expectation) elementFits(t reflect.Type) error {
+	p, err := e.ElementPattern()
+	if err != nil || t.Kind() == reflect.Interface {
+		return err
+	}
+	if p.Whole != nil {
+		if t.Kind() != reflect.String {
+			return fmt.Errorf("%s wants a list of strings, but the spec records a list of %s", e.Want(), t)
+		}
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Map:
+		return nil
+	case reflect.Struct:
+		for field := range p.Fields {
+			if _, ok := evidence.FieldType(t, field); !ok {
+				return fmt.Errorf("%s: the list's elements have no field %q (they have %s)", e.Want(), field, strings.Join(evidence.FieldNames(t), ", "))
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("%s wants a list of objects, but the spec records a list of %s", e.Want(), t)
+}
+
+func numeric(t reflect.Type) bool {
+	return slices.Contains([]reflect.Kind{reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64}, t.Kind())
+}
+
+// kindFits reports whether a JSON value v can be the encoding of a t.
+func kindFits(v any, t reflect.Type) bool {
+	switch v.(type) {
+	case nil:
+		return slices.Contains([]reflect.Kind{reflect.Slice, reflect.Map, reflect.Interface}, t.Kind())
+	case bool:
+		return t.Kind() == reflect.Bool
+	case float64:
+		return numeric(t)
+	case string:
+		return t.Kind() == reflect.String
+	case []any:
+		return t.Kind() == reflect.Slice || t.Kind() == reflect.Array
+	default:
+		return t.Kind() == reflect.Struct || t.Kind() == reflect.Map
+	}
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case float64:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "a list"
+	default:
+		return "an object"
+	}
+}
