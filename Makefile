@@ -24,7 +24,7 @@ GOFLAGS_BUILD := -trimpath -buildvcs=false
 # be safe in parallel; this also proves it). E.g. RUN_FLAGS="--document 003 -v".
 RUN_FLAGS  ?= --parallel 4
 
-.PHONY: all build release release-check run test unit browser lint e2e e2e-kind e2e-restricted e2e-example e2e-cgroup2 test-kind faults faults-ci interrupt rounds bench matrix prepare down down-all clean junit-readers
+.PHONY: action quickstart all build release release-check run test unit browser lint e2e e2e-kind e2e-restricted e2e-example e2e-cgroup2 test-kind faults faults-ci interrupt rounds bench matrix prepare down down-all clean junit-readers
 
 all: build
 
@@ -42,9 +42,10 @@ run: build
 ## etcd members, the local provider on cgroup v2 (two guests), then the fault
 ## matrix's CI subset, a snapshot of the release (as its users get it:
 ## archives, krew, images in a registry, kubectl kubeproof on a cluster reached
-## through its kubeconfig); last, the JUnit reports of those runs read by CI
-## readers' parsers
-test: lint unit browser e2e e2e-kind e2e-quorum e2e-restricted e2e-example e2e-cgroup2 faults-ci interrupt registry release-check junit-readers
+## through its kubeconfig), the GitHub Action and the CI recipes under act,
+## the README's quick starts as written; last, the JUnit reports of those
+## runs read by CI readers' parsers
+test: lint unit browser e2e e2e-kind e2e-quorum e2e-restricted e2e-example e2e-cgroup2 faults-ci interrupt registry release-check action quickstart junit-readers
 # The readers read the reports make test has just written, too.
 test: JUNIT_REPORTS += $(REPORT_DIR) $(REPORT_DIR)-kind $(REPORT_DIR)-quorum $(REPORT_DIR)-restricted
 
@@ -86,6 +87,10 @@ $(GORELEASER):
 # worktree, a copy) is given GitHub's as git configuration in the
 # environment, which changes no file.
 RELEASE_GIT    := $(if $(shell git remote get-url origin 2>/dev/null),,GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=https://github.com/kubeproof/kubeproof.git)
+# nektos/act runs GitHub Actions workflows on this machine (make action).
+ACT            := $(TOOLS)/act
+$(ACT):
+	GOBIN=$(abspath $(TOOLS)) $(GO) install github.com/nektos/act@v0.2.89
 
 lint: $(ACTIONLINT) $(GOLANGCI_LINT) $(GORELEASER)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -197,6 +202,45 @@ $(TOOLS)/junitreaders: FORCE
 junit-readers: build $(TOOLS)/junitreaders
 	$(TOOLS)/junitreaders --kubeproof $(KUBEPROOF) $(JUNIT_REPORTS)
 
+## action: kubeproof's GitHub Action (action.yml) and the recipes of
+## docs/ci run by nektos/act on this machine, as GitHub's runners run them
+## (ci/actcheck): a documentation repository's lint job (and lint's exit
+## code on a broken file), the action from a checkout (built with Go), the
+## install step pinned at a release through its own path (and a tampered
+## checksum refused), docs/ci/cluster.yml against a local cluster through
+## its kubeconfig (a quoted label filter; a refuted claim, with and without
+## --fail-on-refuted; a claim in error), and docs/ci/matrix.yml for one
+## release on local and kind, joined by report merge. The release the
+## recipes pin is a stand-in: this checkout built (make build) as
+## ACTION_VERSION, packed as a release packs it (kubeproof and its images'
+## programs at the archive's top, SHA256SUMS), served on 127.0.0.1; remote
+## actions are ci/act/stubs.
+## ACTION_CHECKS narrows it (e.g. lint,install). Logs in ACTION_DIR/runs.
+ACTION_DIR     ?= _output/action
+ACTION_VERSION ?= v0.1.0
+ACTION_CHECKS  ?=
+$(TOOLS)/actcheck: FORCE
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $@ ./ci/actcheck
+action: build $(ACT) $(TOOLS)/actcheck
+	rm -rf $(ACTION_DIR)/stage $(ACTION_DIR)/release && mkdir -p $(ACTION_DIR)/release/$(ACTION_VERSION)
+	$(MAKE) --no-print-directory build BIN=$(ACTION_DIR)/stage VERSION=$(ACTION_VERSION)
+	cp README.md LICENSE $(ACTION_DIR)/stage/
+	tar -C $(ACTION_DIR)/stage --sort=name --owner=0 --group=0 --numeric-owner -czf \
+	  $(ACTION_DIR)/release/$(ACTION_VERSION)/kubeproof-$(ACTION_VERSION)-linux-$$($(GO) env GOARCH).tar.gz .
+	cd $(ACTION_DIR)/release/$(ACTION_VERSION) && sha256sum *.tar.gz > SHA256SUMS
+	$(TOOLS)/actcheck --act $(ACT) --kubeproof $(KUBEPROOF) --release $(ACTION_DIR)/release --version $(ACTION_VERSION) \
+	  --out $(ACTION_DIR)/runs $(if $(ACTION_CHECKS),--only $(ACTION_CHECKS))
+
+## quickstart: the README's quick starts run as a newcomer types them
+## (ci/quickstart): "check my cluster" against a local cluster through
+## $HOME/.kube/config, "check my document" (claims new, lint, run) in an
+## empty directory, and the CI one's lines found in the recipe make action
+## runs. Logs in _output/quickstart.
+$(TOOLS)/quickstart: FORCE
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $@ ./ci/quickstart
+quickstart: build $(TOOLS)/quickstart
+	$(TOOLS)/quickstart --bin $(BIN) --out _output/quickstart
+
 ## rounds: ROUNDS runs in a row on PROVIDER, and the verdicts that differ
 ROUNDS   ?= 10
 PROVIDER ?= local
@@ -216,7 +260,7 @@ BENCH_ALL   := --providers local,kind --suites-providers local --parallel 4,1 \
                --end-to-end-name 'make run' --cold
 BENCH_FLAGS ?= $(BENCH_ALL)
 bench: build
-	$(KUBEPROOF) bench --output $(BENCH_DIR) $(BENCH_FLAGS)
+	$(KUBEPROOF) bench --report-dir $(BENCH_DIR) $(BENCH_FLAGS)
 
 ## matrix: the suites on each Kubernetes release kubeproof is tested with, on
 ## local clusters one after another; verdicts side by side in

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# actionlint on the GitHub Actions recipe, on the composite action it uses
-# (action.yml) and on this repository's own workflows (.github/workflows:
-# the release): actionlint reads a local action's metadata only in a
-# repository laid out as GitHub's, so all are checked in a copy laid out so.
+# actionlint on the GitHub Actions recipes (docs/ci/*.yml), the workflow
+# that uses the action from a checkout (ci/act/source.yml), this
+# repository's own workflows (.github/workflows: the release) and the
+# composite action (action.yml, its scripts with shellcheck): actionlint
+# reads a local action's metadata only in a repository laid out as GitHub's
+# (.github/workflows), so they are checked in a copy laid out so.
 # Usage: ci/actionlint.sh ACTIONLINT
 set -euo pipefail
 actionlint=$(realpath "$1")
@@ -15,8 +17,13 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/.github/workflows"
+if command -v shellcheck >/dev/null; then
+  shellcheck action/*.sh
+fi
 cp action.yml "$tmp/"
-cp ci/github-actions.yml "$tmp/.github/workflows/kubeproof.yml"
+for f in docs/ci/*.yml ci/act/source.yml; do
+  cp "$f" "$tmp/.github/workflows/$(basename "$(dirname "$f")")-$(basename "$f")"
+done
 cp .github/workflows/*.yml "$tmp/.github/workflows/"
 git -C "$tmp" init -q
 cd "$tmp" && "$actionlint" -no-color

@@ -67,6 +67,11 @@ type Claim struct {
 	// letters, digits and dashes, unique in the catalog, by convention
 	// starting with the document's prefix (000-BINDING-OBJECT).
 	ID string `json:"id"`
+	// Title is a few words that name the claim for people, beside its ID:
+	// CI readers show "ID: title" as the claim's test name in
+	// claims-junit.xml. Optional; unlike the statement, changing it
+	// renames the test (and starts a new history in CI tools).
+	Title string `json:"title,omitempty"`
 	// Document is filled from the file's document (never written in one).
 	Document string `json:"document" schema:"-"`
 	// Section is the heading of the document the sentence is under.

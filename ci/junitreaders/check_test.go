@@ -40,7 +40,7 @@ func TestExpectedCounts(t *testing.T) {
 	if got := r.claimCounts(false); got != (Counts{Tests: 13, Errors: 1, Skipped: 4}) {
 		t.Errorf("refuted as passed: %s", got)
 	}
-	r.Specs = []specState{{"a", "passed"}, {"b", "aborted"}, {"c", "interrupted"}, {"d", "skipped"}}
+	r.Specs = []specState{{ID: "a", State: "passed"}, {ID: "b", State: "aborted"}, {ID: "c", State: "interrupted"}, {ID: "d", State: "skipped"}}
 	r.suiteNodes = map[string]string{"SynchronizedBeforeSuite": "failed", "SynchronizedAfterSuite": "passed"}
 	if got := r.specCounts(); got != (Counts{Tests: 6, Failures: 2, Errors: 1, Skipped: 1}) {
 		t.Errorf("specs: %s", got)

@@ -49,7 +49,7 @@ harness's own setup and teardown per spec), and takes the cluster down again, ti
 With --end-to-end, bench then times that command whole, as a user runs it (make run: build,
 bring up, the suites, the report, down), --rounds times; with --cold also once on empty
 caches (kubeproof's cache directory and Go's build cache new and empty, removed after).
-Results go to bench.json and bench.md in --output: per measurement the median, least and
+Results go to bench.json and bench.md in --report-dir: per measurement the median, least and
 most over the rounds. Nothing here passes or fails on a number.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -66,10 +66,10 @@ most over the rounds. Nothing here passes or fails on a number.`,
 			}
 			out, err := filepath.Abs(b.output)
 			if err != nil {
-				return exitcode.Errorf(exitcode.Usage, "--output: %v", err)
+				return exitcode.Errorf(exitcode.Usage, "--report-dir: %v", err)
 			}
 			if err := os.MkdirAll(out, 0o755); err != nil {
-				return exitcode.Errorf(exitcode.Usage, "--output: %v", err)
+				return exitcode.Errorf(exitcode.Usage, "--report-dir: %v", err)
 			}
 			releases := b.releases
 			if len(releases) == 0 {
@@ -115,7 +115,8 @@ most over the rounds. Nothing here passes or fails on a number.`,
 	f.StringVar(&b.endToEnd, "end-to-end", "", `a command to time whole, in a shell, --rounds times after the providers (e.g. "make run")`)
 	f.StringVar(&b.endToEndName, "end-to-end-name", "", "the --end-to-end command's name in bench.md (default: the command)")
 	f.BoolVar(&b.cold, "cold", false, "also time --end-to-end once with kubeproof's cache and Go's build cache empty (a fresh machine's first run)")
-	f.StringVar(&b.output, "output", "_output/bench", "directory for bench.json and bench.md")
+	// --report-dir, as run's: -o is an output format on every command.
+	f.StringVar(&b.output, "report-dir", "_output/bench", "directory for bench.json and bench.md")
 	addClusterFlags(cmd, o)
 	return cmd
 }

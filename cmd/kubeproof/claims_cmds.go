@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/tools/claimlint"
+	"github.com/kubeproof/kubeproof/internal/tools/jsonout"
 )
 
 // selection says which claims a command works on.
@@ -51,9 +51,14 @@ func (s *selection) load() (*claims.Catalog, error) {
 	if s.claimsFile == "" {
 		return cat, nil
 	}
+	if _, err := os.Stat(s.claimsFile); err != nil {
+		return nil, exitcode.Errorf(exitcode.Usage, "--claims-file: %v", err)
+	}
+	// A file that is there but wrong is a finding of claims lint (its own
+	// exit code), not a misused command.
 	before := len(cat.Claims)
 	if err := cat.AddFile(s.claimsFile); err != nil {
-		return nil, exitcode.With(exitcode.Usage, fmt.Errorf("--claims-file: %s", strings.Join(claimlint.ProblemsOf(err), "\n  ")))
+		return nil, exitcode.With(exitcode.LintFindings, fmt.Errorf("--claims-file: %s", strings.Join(claimlint.ProblemsOf(err), "\n  ")))
 	}
 	s.own = cat.Claims[before:]
 	for _, h := range cat.Hints {
@@ -67,9 +72,9 @@ func (s *selection) load() (*claims.Catalog, error) {
 	case 0:
 		return cat, nil
 	case 1:
-		return nil, exitcode.Errorf(exitcode.Usage, "--claims-file %s: %s", s.claimsFile, problems[0])
+		return nil, exitcode.Errorf(exitcode.LintFindings, "--claims-file %s: %s", s.claimsFile, problems[0])
 	}
-	return nil, exitcode.Errorf(exitcode.Usage, "--claims-file %s: %s:\n  %s", s.claimsFile, count(len(problems), "problem"), strings.Join(problems, "\n  "))
+	return nil, exitcode.Errorf(exitcode.LintFindings, "--claims-file %s: %s:\n  %s", s.claimsFile, count(len(problems), "problem"), strings.Join(problems, "\n  "))
 }
 
 // documentText is the first --document that names a file, read: the
@@ -178,9 +183,7 @@ func newClaimsListCommand() *cobra.Command {
 			}
 			switch output {
 			case "json":
-				enc := json.NewEncoder(os.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(cs)
+				return writeJSON(cmd.OutOrStdout(), jsonout.NewClaimList(cs))
 			case "table", "":
 				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(w, "ID\tDOCUMENT\tKIND\tCOMPONENT\tSPECS")
@@ -244,6 +247,9 @@ func newClaimsLintCommand() *cobra.Command {
 		Short: "Check a claims file without a cluster: schema, spec IDs, evidence paths and the types expectations hold them to, and with --document its quotes",
 		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := os.Stat(args[0]); err != nil {
+				return exitcode.With(exitcode.Usage, err)
+			}
 			var doc *claimlint.Document
 			if documentPath != "" {
 				data, err := os.ReadFile(documentPath)
@@ -260,7 +266,7 @@ func newClaimsLintCommand() *cobra.Command {
 				for _, p := range problems {
 					fmt.Fprintln(cmd.ErrOrStderr(), "  "+p)
 				}
-				return exitcode.Errorf(exitcode.Usage, "%s: %s", args[0], count(len(problems), "problem"))
+				return exitcode.Errorf(exitcode.LintFindings, "%s: %s", args[0], count(len(problems), "problem"))
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s, no problems\n", args[0], count(n, "claim"))
 			return nil
@@ -301,11 +307,16 @@ claims:
 `
 
 func newClaimsNewCommand() *cobra.Command {
-	var document, title string
+	var document, title, quote string
 	cmd := &cobra.Command{
 		Use:   "new FILE",
 		Short: "Write a claims file to start from, for a document",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Long: `new writes a claims file with the document's header and one claim to edit: that a created
+Pod reaches phase Running, checked by the built-in spec podflow-create. --quote puts your
+document's sentence in it as written (else a placeholder that claims lint refuses until
+you replace it). Then edit and add claims (docs/claims.md), check the file without a
+cluster with claims lint, and run it with run --claims-file.`,
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := os.Stat(args[0]); err == nil {
 				return exitcode.Errorf(exitcode.Usage, "%s exists: not overwritten", args[0])
@@ -326,7 +337,13 @@ func newClaimsNewCommand() *cobra.Command {
 			if prefix == "" {
 				prefix = "DOC"
 			}
-			content := fmt.Sprintf(claimsTemplate, document, args[0], title, prefix, claimsSchemaURL, claims.APIVersion, claims.FileKind, claimlint.ScaffoldQuote)
+			if quote == "" {
+				quote = claimlint.ScaffoldQuote
+			}
+			if strings.ContainsAny(quote, "\"\\\n") {
+				return exitcode.Errorf(exitcode.Usage, "--quote: one line without \" or \\ (write the rest in the file)")
+			}
+			content := fmt.Sprintf(claimsTemplate, document, args[0], title, prefix, claimsSchemaURL, claims.APIVersion, claims.FileKind, quote)
 			if err := os.WriteFile(args[0], []byte(content), 0o644); err != nil {
 				return exitcode.Errorf(exitcode.Usage, "write %s: %v", args[0], err)
 			}
@@ -336,5 +353,6 @@ func newClaimsNewCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&document, "document", "", "the document's file name (default: FILE's name with .md)")
 	cmd.Flags().StringVar(&title, "title", "", "the document's title")
+	cmd.Flags().StringVar(&quote, "quote", "", "the sentence of the document the first claim quotes, as written (default: a placeholder to replace)")
 	return cmd
 }

@@ -103,6 +103,16 @@ func TestClaimsFileProblemsStopEarly(t *testing.T) {
 	for _, args := range [][]string{
 		{"run", "--dry-run", "--claims-file", file},
 		{"report", "--claims-file", file, "--report-dir", dir},
+		{"claims", "lint", file},
+	} {
+		if code := exitFor(args...); code != exitcode.LintFindings {
+			t.Errorf("%v: exit code %d, want %d", args, code, exitcode.LintFindings)
+		}
+	}
+	// A file that is not there is a misused command, not a finding.
+	for _, args := range [][]string{
+		{"run", "--dry-run", "--claims-file", file + ".missing"},
+		{"claims", "lint", file + ".missing"},
 	} {
 		if code := exitFor(args...); code != exitcode.Usage {
 			t.Errorf("%v: exit code %d, want %d", args, code, exitcode.Usage)
@@ -239,5 +249,25 @@ func TestClaimsShowPointsAtTheCode(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no testable claims")
+	}
+}
+
+// claims new --quote writes the document's sentence into the first claim:
+// the file lints clean against the document as it is written.
+func TestClaimsNewWithQuote(t *testing.T) {
+	dir := t.TempDir()
+	docPath := filepath.Join(dir, "my-doc.md")
+	if err := os.WriteFile(docPath, []byte("# Pods\n\nA created Pod reaches phase Running.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "my-doc.yaml")
+	if code := exitFor("claims", "new", file, "--document", docPath, "--quote", "A created Pod reaches phase Running."); code != exitcode.OK {
+		t.Fatalf("claims new --quote: exit %d", code)
+	}
+	if code := exitFor("claims", "lint", file, "--document", docPath); code != exitcode.OK {
+		t.Errorf("claims lint of the new file: exit %d", code)
+	}
+	if code := exitFor("claims", "new", filepath.Join(dir, "other.yaml"), "--quote", `a "quoted" one`); code != exitcode.Usage {
+		t.Errorf("a quote with a double quote: exit %d, want %d", code, exitcode.Usage)
 	}
 }

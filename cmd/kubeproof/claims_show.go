@@ -13,6 +13,7 @@ import (
 	"github.com/kubeproof/kubeproof/claims/speclink"
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/tools/jsonout"
 )
 
 func newClaimsShowCommand() *cobra.Command {
@@ -36,12 +37,7 @@ func newClaimsShowCommand() *cobra.Command {
 			}
 			specs, evidence := speclink.Locate(c, framework.ListSpecs(), framework.DeclaredEvidence())
 			if output == "json" {
-				return writeJSON(cmd.OutOrStdout(), struct {
-					SchemaVersion string                   `json:"schemaVersion"`
-					Claim         claims.Claim             `json:"claim"`
-					Specs         []speclink.SpecPlace     `json:"specs,omitempty"`
-					Evidence      []speclink.EvidencePlace `json:"evidence,omitempty"`
-				}{claimShowSchema, c, specs, evidence})
+				return writeJSON(cmd.OutOrStdout(), jsonout.ClaimShow{SchemaVersion: jsonout.ClaimShowSchema, Claim: c, Specs: specs, Evidence: evidence})
 			}
 			showClaim(cmd.OutOrStdout(), c, specs, evidence)
 			return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
 	"github.com/kubeproof/kubeproof/internal/provision"
+	"github.com/kubeproof/kubeproof/internal/tools/jsonout"
 )
 
 // providerCommand is a command that acts on the cluster the flags name.
@@ -98,7 +99,7 @@ func newStatusCommand(o *options) *cobra.Command {
 				return err
 			}
 			if output == "json" {
-				if err := writeJSON(cmd.OutOrStdout(), statusDoc(o.Provider, o.Shape.Name, s)); err != nil {
+				if err := writeJSON(cmd.OutOrStdout(), jsonout.NewStatus(o.Provider, o.Shape.Name, s)); err != nil {
 					return err
 				}
 			} else {

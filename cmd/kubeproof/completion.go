@@ -89,7 +89,7 @@ func registerCompletions(root *cobra.Command) {
 				_ = c.RegisterFlagCompletionFunc(name, completeWith(candidates))
 			}
 		}
-		// kubectl's -o (bench's --output is a directory).
+		// kubectl's -o: an output format, on every command that has it.
 		if f := c.Flags().Lookup("output"); f != nil && f.Shorthand == "o" {
 			_ = c.RegisterFlagCompletionFunc("output", completeWith(func() []string { return []string{"table", "json"} }))
 		}

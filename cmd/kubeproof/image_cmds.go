@@ -72,7 +72,8 @@ It holds this kubeproof, the programs of the images the specs run, and kubectl o
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&output, "output", "o", "kubeproof-image.tar", "the docker archive to write")
+	// --archive, not -o: -o is an output format on every command.
+	f.StringVar(&output, "archive", "kubeproof-image.tar", "the docker archive to write")
 	f.StringVar(&tag, "tag", "kubeproof/kubeproof:"+version(), "the image's name in the archive")
 	clusterflags.Releases(f, o, "Kubernetes release of the image's kubectl", "etcd release (not in the image)")
 	return cmd

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/kubeproof/kubeproof/internal/exitcode"
@@ -54,13 +55,30 @@ func exitWith(ctx context.Context, err error) exitcode.Code {
 		return code
 	}
 	if !errors.Is(err, errReported) {
-		lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
+		msg := err.Error()
+		if !colorful(os.Stderr) {
+			msg = ansiEscape.ReplaceAllString(msg, "")
+		}
+		lines := strings.Split(strings.TrimSpace(msg), "\n")
 		fmt.Fprintf(os.Stderr, "kubeproof: error: %s\n", lines[0])
 		for _, l := range lines[1:] {
 			fmt.Fprintf(os.Stderr, "    %s\n", l)
 		}
 	}
 	return code
+}
+
+// ansiEscape is a terminal's colour sequence (Ginkgo's errors carry some).
+var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// colorful says whether f may get colours: a terminal, and neither NO_COLOR
+// (https://no-color.org) nor --no-color (which sets it) asks otherwise.
+func colorful(f *os.File) bool {
+	if os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // errReported marks an outcome already printed (Ginkgo printed the failed

@@ -17,10 +17,37 @@ import (
 	"github.com/kubeproof/kubeproof/claims"
 	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/jsonschema"
 	"github.com/kubeproof/kubeproof/internal/judge"
 	"github.com/kubeproof/kubeproof/internal/report"
 	"github.com/kubeproof/kubeproof/internal/runner"
+	"github.com/kubeproof/kubeproof/internal/tools/jsonout"
 )
+
+// validates checks a JSON document kubeproof wrote against the schema
+// shipped for its schemaVersion (schemas/output, jsonout.Outputs).
+func validates(t *testing.T, what string, data []byte) {
+	t.Helper()
+	var head struct {
+		SchemaVersion string `json:"schemaVersion"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		t.Errorf("%s: not a JSON object: %v", what, err)
+		return
+	}
+	o, ok := jsonout.Find(head.SchemaVersion)
+	if !ok {
+		t.Errorf("%s: schemaVersion %q is none of jsonout.Outputs", what, head.SchemaVersion)
+		return
+	}
+	if err := jsonschema.Validate(filepath.Join("..", "..", o.File()), data); err != nil {
+		t.Errorf("%s does not validate against %s: %v", what, o.File(), err)
+	}
+	validated[head.SchemaVersion] = append(validated[head.SchemaVersion], what)
+}
+
+// validated are the documents validates checked, by schemaVersion.
+var validated = map[string][]string{}
 
 // run runs the CLI in this process and returns its exit code and stdout.
 func runOut(t *testing.T, args ...string) (exitcode.Code, string) {
@@ -72,7 +99,7 @@ func TestReportDiffJSON(t *testing.T) {
 	if got := keys(t, json.RawMessage(out)); !slices.Equal(got, []string{"differences", "runs", "schemaVersion", "timing"}) {
 		t.Errorf("keys %v", got)
 	}
-	var doc diffJSON
+	var doc jsonout.Diff
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}
@@ -99,18 +126,18 @@ func TestReportDiffJSON(t *testing.T) {
 // The documents of status and run --dry-run have their documented keys,
 // and empty lists are lists.
 func TestStatusAndDryRunJSON(t *testing.T) {
-	st, _ := json.Marshal(statusDoc("local", "kubeproof", cluster.Status{Up: true, Lines: []cluster.StatusLine{{Part: "etcd", State: "running", Detail: "pid 1"}}}))
+	st, _ := json.Marshal(jsonout.NewStatus("local", "kubeproof", cluster.Status{Up: true, Lines: []cluster.StatusLine{{Part: "etcd", State: "running", Detail: "pid 1"}}}))
 	if got := keys(t, st); !slices.Equal(got, []string{"name", "parts", "provider", "schemaVersion", "up"}) {
 		t.Errorf("status keys %v", got)
 	}
 	if !strings.Contains(string(st), `"parts":[{"part":"etcd","state":"running","detail":"pid 1"}]`) || !strings.Contains(string(st), `"schemaVersion":"kubeproof.io/status/v1"`) {
 		t.Errorf("status %s", st)
 	}
-	down, _ := json.Marshal(statusDoc("local", "x", cluster.Status{}))
+	down, _ := json.Marshal(jsonout.NewStatus("local", "x", cluster.Status{}))
 	if !strings.Contains(string(down), `"up":false,"parts":[]`) {
 		t.Errorf("status of a cluster that is not up %s", down)
 	}
-	dr, _ := json.Marshal(dryRunDoc([]runner.SelectedSpec{{ID: "podflow-create", Text: "Pod creation flow ...", Claims: []string{"000-KUBECTL-HTTP"}}, {ID: "x"}}, 54))
+	dr, _ := json.Marshal(jsonout.NewDryRun([]runner.SelectedSpec{{ID: "podflow-create", Text: "Pod creation flow ...", Claims: []string{"000-KUBECTL-HTTP"}}, {ID: "x"}}, 54))
 	if got := keys(t, dr); !slices.Equal(got, []string{"schemaVersion", "specs", "total"}) {
 		t.Errorf("dry-run keys %v", got)
 	}
@@ -189,7 +216,7 @@ func TestReportRefutedFlags(t *testing.T) {
 		{[]string{"--fail-on-refuted"}, exitcode.Refuted, true},
 		{[]string{"--fail-on-refuted", "--junit-refuted-as", "passed"}, exitcode.Refuted, false},
 	} {
-		args := append([]string{"report", "--report-dir", dir, "--claims", "000-STEP5-CONTROLLER-CREATES"}, tc.flags...)
+		args := append([]string{"report", "--report-dir", dir, "--overwrite", "--claims", "000-STEP5-CONTROLLER-CREATES"}, tc.flags...)
 		code, out := runOut(t, args...)
 		if code != tc.code {
 			t.Errorf("%v: exit %d, want %d\n%s", tc.flags, code, tc.code, out)
@@ -244,7 +271,7 @@ func TestReportKeepsPartial(t *testing.T) {
 	if err := report.Write(dir, report.Report{Partial: "the run was interrupted"}); err != nil {
 		t.Fatal(err)
 	}
-	if code, out := runOut(t, "report", "--report-dir", dir, "--claims", "000-KUBECTL-HTTP"); code != exitcode.OK {
+	if code, out := runOut(t, "report", "--report-dir", dir, "--overwrite", "--claims", "000-KUBECTL-HTTP"); code != exitcode.OK {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	if v, partial := verdict(); v != "not-run" || partial == "" {
@@ -253,8 +280,156 @@ func TestReportKeepsPartial(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "claims.json")); err != nil {
 		t.Fatal(err)
 	}
-	runOut(t, "report", "--report-dir", dir, "--claims", "000-KUBECTL-HTTP")
+	// An error verdict fails the command as it fails a run.
+	if code, out := runOut(t, "report", "--report-dir", dir, "--overwrite", "--claims", "000-KUBECTL-HTTP"); code != exitcode.ClaimsErrored {
+		t.Errorf("judged again with a claim in error: exit %d, want %d\n%s", code, exitcode.ClaimsErrored, out)
+	}
 	if v, partial := verdict(); v != "error" || partial != "" {
 		t.Errorf("judged without a partial report: %s, partial %q", v, partial)
+	}
+}
+
+// kubeproof report writes into a directory of its own (the run's with
+// -judged, or --to), a whole report directory that says which run it
+// judged; the run's files stay as they were, unless --overwrite.
+func TestReportWritesItsOwnDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	info := &cluster.Info{Provider: "test", Name: "t", Capabilities: []cluster.Capability{cluster.AuditLog}}
+	if err := info.Save(filepath.Join(dir, "cluster.json")); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	spec := types.SpecReport{ContainerHierarchyTexts: []string{"Pod creation flow"}, LeafNodeType: types.NodeTypeIt, LeafNodeText: "kubectl apply -f pod.yaml",
+		LeafNodeLabels: []string{"spec:podflow-create"}, State: types.SpecStatePassed, NumAttempts: 1,
+		StartTime: start, EndTime: start.Add(3 * time.Second), RunTime: 3 * time.Second}
+	specs, err := json.Marshal([]types.Report{{SuiteDescription: "kubeproof", SuiteSucceeded: true, StartTime: start, EndTime: start.Add(4 * time.Second),
+		SpecReports: types.SpecReports{spec}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, runner.SpecsReportName), specs, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	own := []byte("the run's own claims.md\n")
+	if err := os.WriteFile(filepath.Join(dir, "claims.md"), own, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // a second time writes over its own directory
+		if code, out := runOut(t, "report", "--report-dir", dir, "--claims", "000-KUBECTL-HTTP"); code != exitcode.OK && code != exitcode.ClaimsErrored {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "claims.md")); string(got) != string(own) {
+		t.Errorf("the run's claims.md was written over: %q", got)
+	}
+	judged, err := report.Load(dir + "-judged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if judged.JudgedFrom != dir || judged.Run == nil || judged.Run.Seconds != 4 || judged.Kubeproof == nil || judged.Kubeproof.Version == "" {
+		t.Errorf("judged report: from %q, run %+v, kubeproof %+v", judged.JudgedFrom, judged.Run, judged.Kubeproof)
+	}
+	for _, name := range []string{"claims.md", "claims.html", "claims-junit.xml", "junit.xml", "specs.json", "cluster.json"} {
+		if _, err := os.Stat(filepath.Join(dir+"-judged", name)); err != nil {
+			t.Errorf("the judged directory lacks %s", name)
+		}
+	}
+	other := filepath.Join(t.TempDir(), "another-run")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, runner.SpecsReportName), specs, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"--to", dir},                  // the run's own directory, without --overwrite
+		{"--to", other},                // another run's
+		{"--to", other, "--overwrite"}, // both
+	} {
+		if code, out := runOut(t, append([]string{"report", "--report-dir", dir}, args...)...); code != exitcode.Usage {
+			t.Errorf("report %v: exit %d, want %d\n%s", args, code, exitcode.Usage, out)
+		}
+	}
+}
+
+// Every JSON document kubeproof writes validates against the schema it
+// ships for it, here as the commands write them from a real run's report
+// (ci/junit-readers/testdata/local): claims list, claims show and claims
+// specs --evidence, status, report (claims.json, cluster.json), report
+// merge (matrix.json), report diff; the dry run's document as its command
+// prints it (the command itself, which runs the spec binary, is checked in
+// internal/runner's e2e test). bench.json, faults.json and trace -o json
+// need a cluster: their packages' tests validate what their writers write.
+func TestEveryJSONOutputValidates(t *testing.T) {
+	run := filepath.Join("..", "..", "ci", "junit-readers", "testdata", "local")
+	tmp := t.TempDir()
+	copied := filepath.Join(tmp, "run")
+	if err := os.MkdirAll(copied, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"specs.json", "cluster.json", "claims.json"} {
+		data, err := os.ReadFile(filepath.Join(run, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(copied, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	judged := filepath.Join(tmp, "judged")
+	if code, out := runOut(t, "report", "--report-dir", copied, "--to", judged); code != exitcode.OK && code != exitcode.ClaimsErrored {
+		t.Fatalf("report: exit %d\n%s", code, out)
+	}
+	for _, name := range []string{"claims.json", "cluster.json"} {
+		data, err := os.ReadFile(filepath.Join(judged, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		validates(t, "report's "+name, data)
+	}
+	merged := filepath.Join(tmp, "merged")
+	if code, out := runOut(t, "report", "merge", "--report-dir", merged, copied, judged); code != exitcode.OK {
+		t.Fatalf("report merge: exit %d\n%s", code, out)
+	}
+	data, err := os.ReadFile(filepath.Join(merged, "matrix.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	validates(t, "report merge's matrix.json", data)
+	for _, args := range [][]string{
+		{"claims", "list", "-o", "json"},
+		{"claims", "show", "000-KUBECTL-HTTP", "-o", "json"},
+		{"claims", "specs", "--evidence", "-o", "json", "--report-dir", judged},
+		{"report", "diff", "-o", "json", copied, judged},
+		{"status", "-o", "json", "--provider", "local", "--name", "kp-schema-test"},
+	} {
+		_, out := runOut(t, args...)
+		validates(t, strings.Join(args, " "), []byte(out))
+	}
+	dr, _ := json.Marshal(jsonout.NewDryRun([]runner.SelectedSpec{{ID: "podflow-create", Text: "Pod creation flow", Claims: []string{"000-KUBECTL-HTTP"}}}, 54))
+	validates(t, "run --dry-run -o json", dr)
+	for v, what := range validated {
+		t.Logf("%s: %s", v, strings.Join(what, "; "))
+	}
+	elsewhere := map[string]string{"kubeproof.io/bench/v1": "internal/tools/bench", "kubeproof.io/faults/v1": "internal/tools/faults", "kubeproof.io/trace/v1": "internal/tools/trace"}
+	for _, o := range jsonout.Outputs {
+		if len(validated[o.Version]) == 0 && elsewhere[o.Version] == "" {
+			t.Errorf("%s (%s) was not validated", o.Version, o.What)
+		}
+	}
+	// A document that is not what its schema says fails: a field of the
+	// wrong type, and a field the schema does not have.
+	bad := strings.Replace(string(dr), `"total": 54`, `"total": "54"`, 1)
+	bad = strings.Replace(bad, `"total":54`, `"total":"54"`, 1)
+	o, _ := jsonout.Find(jsonout.DryRunSchema)
+	if err := jsonschema.Validate(filepath.Join("..", "..", o.File()), []byte(bad)); err == nil {
+		t.Error("a dry run whose total is a string validates")
+	}
+	extra := strings.Replace(string(dr), `"total"`, `"surprise":1,"total"`, 1)
+	if err := jsonschema.Validate(filepath.Join("..", "..", o.File()), []byte(extra)); err == nil {
+		t.Error("a dry run with a field the schema lacks validates")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/kubeproof/kubeproof/claims"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/runner"
+	"github.com/kubeproof/kubeproof/internal/tools/jsonout"
 )
 
 // checkSelection asks the specs which of them the run's filters select
@@ -30,7 +31,7 @@ func checkSelection(ctx context.Context, w io.Writer, selected []claims.Claim, p
 			return nil, false, nil
 		}
 		if output == "json" {
-			return nil, true, writeJSON(w, dryRunDoc(nil, 0))
+			return nil, true, writeJSON(w, jsonout.NewDryRun(nil, 0))
 		}
 		fmt.Fprintln(w, "would run no spec: no selected claim names one")
 		printUnchecked(w, selected)
@@ -54,7 +55,7 @@ func checkSelection(ctx context.Context, w io.Writer, selected []claims.Claim, p
 		}
 	}
 	if output == "json" {
-		return run, true, writeJSON(w, dryRunDoc(run, total))
+		return run, true, writeJSON(w, jsonout.NewDryRun(run, total))
 	}
 	fmt.Fprintf(w, "would run %d of %d specs:\n", len(run), total)
 	for _, s := range run {

@@ -20,12 +20,13 @@ func newRegistryCommand(o *options) *cobra.Command {
 long as it runs. It is for clusters on this machine that pull kubeproof's images
 (kubeproof image push --registry ADDR --insecure), and for air-gapped ones to mirror
 from. Listen only on addresses of this machine: 127.0.0.1, and the bridge address a
-kind network's nodes reach the host on. --read-only refuses every push (405).`,
+kind network's nodes reach the host on. --read-only refuses every push (405); -v logs every request.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(ro.Listen) == 0 {
 				return exitcode.Errorf(exitcode.Usage, "--listen is required")
 			}
+			ro.Verbose = verbose(cmd)
 			if ro.Dir == "" {
 				ro.Dir = filepath.Join(o.Shape.CacheDir, "registry")
 			}
@@ -36,7 +37,6 @@ kind network's nodes reach the host on. --read-only refuses every push (405).`,
 	f.StringSliceVar(&ro.Listen, "listen", nil, "address to listen on, host:port (repeatable)")
 	f.StringVar(&ro.Dir, "dir", "", "directory for the blobs (default <cache-dir>/registry)")
 	f.BoolVar(&ro.ReadOnly, "read-only", false, "refuse pushes")
-	f.BoolVarP(&ro.Verbose, "verbose", "v", false, "log every request")
 	cmd.AddCommand(serve)
 	return cmd
 }

@@ -27,7 +27,10 @@ func newRootCommand() *cobra.Command {
 		Short: "Check documented Kubernetes behaviour, claim by claim, against a real cluster",
 		Long: `kubeproof brings up a real Kubernetes cluster (or uses yours), runs Ginkgo suites that
 each check one documented behaviour of the path from "kubectl apply" to a Running, Ready
-Pod, and reports per claim whether the cluster confirmed it.`,
+Pod, and reports per claim whether the cluster confirmed it.
+
+Exit codes (kubeproof help exit-codes):
+` + exitcode.Text(),
 		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -37,6 +40,19 @@ Pod, and reports per claim whether the cluster confirmed it.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.SetVersionTemplate(versionLine() + "\n")
+	// --version has no -v: -v is --verbose (run's, registry serve's), so
+	// that "kubeproof -v run" is a verbose run, not the version.
+	root.Flags().Bool("version", false, "print kubeproof's version and commit")
+	root.PersistentFlags().BoolP("verbose", "v", false, "more output where a command has more to say (run: every spec's steps; registry serve: every request)")
+	root.PersistentFlags().Bool("no-color", false, "no colour in any output (also when NO_COLOR is set in the environment)")
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		// The spec processes (Ginkgo) read NO_COLOR from the environment
+		// they inherit: the flag sets it for them.
+		if on, _ := cmd.Flags().GetBool("no-color"); on {
+			return os.Setenv("NO_COLOR", "1")
+		}
+		return nil
+	}
 	// Run by kubectl as its plugin (kubectl-kubeproof in PATH, as krew
 	// installs it), the help names the command as the user types it.
 	// As kubectl's plugin, its cluster is kubectl's current context.
@@ -51,6 +67,7 @@ Pod, and reports per claim whether the cluster confirmed it.`,
 	root.AddCommand(
 		newUpCommand(o), newDownCommand(o), newStatusCommand(o), newEnvCommand(o),
 		newRunCommand(o), newMatrixCommand(o), newFaultsCommand(o), newPrepareCommand(o), newVersionCommand(), newClaimsCommand(), newReportCommand(), newDockerdCommand(o), newImageCommand(o), newTraceCommand(o), newBenchCommand(o), newCleanupCommand(o), newRegistryCommand(o),
+		newExitCodesTopic(),
 	)
 	registerCompletions(root)
 	return root
@@ -103,4 +120,25 @@ func printStatus(s cluster.Status) {
 	for _, l := range s.Lines {
 		fmt.Printf("%-32s %-10s %s\n", l.Part, l.State, l.Detail)
 	}
+}
+
+// newExitCodesTopic is `kubeproof help exit-codes`: a help topic, not a
+// command, that prints exitcode.Table.
+func newExitCodesTopic() *cobra.Command {
+	return &cobra.Command{
+		Use:   "exit-codes",
+		Short: "The exit codes of every command, for CI",
+		Long: `Every command exits with one of these codes; a CI pipeline can tell them apart by number.
+A run exits with the first that applies: an interruption (130, 143), a harness error
+(2-9, 11, 12, 14), a claim in error (13), a failed spec (1), a refuted claim with
+--fail-on-refuted (10), else 0.
+
+` + exitcode.Text(),
+	}
+}
+
+// verbose is the root's -v/--verbose, wherever it was given.
+func verbose(cmd *cobra.Command) bool {
+	on, _ := cmd.Flags().GetBool("verbose")
+	return on
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/kubeproof/kubeproof/internal/judge"
 	"github.com/kubeproof/kubeproof/internal/report"
 	"github.com/kubeproof/kubeproof/internal/runner"
+	"github.com/kubeproof/kubeproof/internal/tools/jsonout"
 )
 
 type runOptions struct {
@@ -42,8 +43,10 @@ func newRunCommand(o *options) *cobra.Command {
 cluster up first unless it is already up, and removes it afterwards unless --keep is
 given (a cluster that was already up is left as it was). Reports go to --report-dir.
 
-Exit code 0 means every selected spec ran and passed; 1 means a spec failed; other
-codes mean kubeproof itself could not do its job (see kubeproof --help).`,
+Exit code 0 means every selected spec ran and passed and no claim is an error; 13 that
+a claim is an error (kubeproof could not decide it: always a failure); 1 that a spec
+failed; 10, with --fail-on-refuted, that a claim was refuted; other codes that kubeproof
+itself could not do its job (kubeproof help exit-codes).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, o, r) },
 	}
@@ -61,7 +64,6 @@ func addRunFlags(cmd *cobra.Command, r *runOptions, reportDir string) {
 	f.StringVar(&r.reportDir, "report-dir", reportDir, "directory for claims.md, claims.html, claims.json, junit.xml, the cluster info and (on failure) component logs")
 	f.StringVar(&r.labelFilter, "label-filter", "", "run only specs whose labels match this Ginkgo label filter, e.g. 'claim:002-RUNNING-STATUS'")
 	f.StringArrayVar(&r.specs.Focus, "focus", nil, "run only specs whose text matches this regular expression (repeatable; a comma is part of the expression)")
-	f.BoolVarP(&r.specs.Verbose, "verbose", "v", false, "print every spec's steps as it runs")
 	f.DurationVar(&r.specs.Timeout, "timeout", time.Hour, "give up on the suites after this long")
 	f.IntVar(&r.specs.Parallel, "parallel", 1, "run the specs in this many parallel processes (specs labelled Serial still run alone)")
 	f.StringVar(&r.specs.ImagePullSecret, "image-pull-secret", "", "docker config file with the credentials your nodes need for --image-registry (each spec's namespace gets it as a pull secret)")
@@ -105,15 +107,13 @@ func (r refutedOptions) junitRefutedFails() (bool, error) {
 }
 
 func run(cmd *cobra.Command, o *options, r *runOptions) error {
+	r.specs.Verbose = verbose(cmd)
 	plan, stop, err := planRun(cmd, o, r)
 	if stop || err != nil {
 		return err
 	}
 	rep, err := runner.Run(cmd.Context(), plan)
-	if err != nil {
-		return err
-	}
-	return r.refuted.check(rep)
+	return r.refuted.outcome(rep, err)
 }
 
 // planRun turns run's flags into the engine's plan; stop says the command
@@ -190,6 +190,23 @@ func planRun(cmd *cobra.Command, o *options, r *runOptions) (plan runner.Plan, s
 	}, false, nil
 }
 
+// outcome is a finished run's error, in the order of `kubeproof help
+// exit-codes`: a harness error or an interruption as it is; then any claim
+// in error (13, always: a harness that could not decide a claim must not
+// pass CI); then a failed spec (1, runErr); then --fail-on-refuted (10).
+func (r refutedOptions) outcome(rep report.Report, runErr error) error {
+	if runErr != nil && exitcode.Of(runErr) != exitcode.SpecsFailed {
+		return runErr
+	}
+	if n := rep.Summary[string(judge.Error)]; n > 0 && rep.Partial == "" {
+		return exitcode.Errorf(exitcode.ClaimsErrored, "%s in error: kubeproof could not decide them (their reasons are in claims.md)", count(n, "claim"))
+	}
+	if runErr != nil {
+		return runErr
+	}
+	return r.check(rep)
+}
+
 // check is --fail-on-refuted: exit code 10 when a claim was refuted.
 func (r refutedOptions) check(rep report.Report) error {
 	if n := rep.Summary[string(judge.Refuted)]; r.failOnRefuted && n > 0 {
@@ -200,22 +217,30 @@ func (r refutedOptions) check(rep report.Report) error {
 
 func newReportCommand() *cobra.Command {
 	sel := &selection{lint: true}
-	var dir string
+	var dir, to string
+	var overwrite bool
 	var refuted refutedOptions
 	cmd := &cobra.Command{
 		Use:   "report",
-		Short: "Judge the claims again from a finished run's report directory (specs.json, cluster.json)",
+		Short: "Judge the claims again from a finished run's report directory (specs.json, cluster.json), into a directory of its own",
 		Long: `report reads the spec report and cluster info of a run (for example a run made with
 go test -tags e2e ./suites -args --ginkgo.json-report=DIR/specs.json) and writes the
-claims reports there again (claims.md, claims.html, claims.json, claims-junit.xml and
-junit.xml), with the catalog of this binary, or the claims of --claims-file (checked
-first as claims lint checks it; with --document naming your document's file, its quotes
-too): the way to iterate on your own claims file without a cluster. The report of an
-interrupted run stays partial. --fail-on-refuted and --junit-refuted-as act as they do
-for run.`,
+claims reports (claims.md, claims.html, claims.json, claims-junit.xml and junit.xml) into
+a report directory of its own, --to (default: the run's directory with -judged), beside
+copies of specs.json and cluster.json: the run's own files are left as they were unless
+--overwrite asks to write over them. It judges with the catalog of this binary, or the
+claims of --claims-file (checked first as claims lint checks it; with --document naming
+your document's file, its quotes too): the way to iterate on your own claims file without
+a cluster. The report of an interrupted run stays partial. --fail-on-refuted and
+--junit-refuted-as act as they do for run, and so do the exit codes (kubeproof help
+exit-codes).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			refutedFails, err := refuted.junitRefutedFails()
+			if err != nil {
+				return err
+			}
+			out, err := judgedDir(dir, to, overwrite)
 			if err != nil {
 				return err
 			}
@@ -234,19 +259,67 @@ for run.`,
 			// claims whose specs were stopped are not run, not errors.
 			prior, err := report.Load(dir)
 			interrupted := err == nil && prior.Partial != ""
-			rep, err := runner.Judge(dir, cat, selected, info, interrupted, refutedFails)
+			rep, err := runner.JudgeAgain(dir, out, cat, selected, info, interrupted, refutedFails)
 			if err != nil {
 				return err
 			}
 			report.Terminal(os.Stdout, rep)
-			return refuted.check(rep)
+			printer().Infof("reports: %s", out)
+			return refuted.outcome(rep, nil)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "report-dir", "kubeproof-report", "the run's report directory")
+	cmd.Flags().StringVar(&to, "to", "", "the directory to write the reports into (default: --report-dir with -judged)")
+	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "write the reports into --report-dir itself, over the run's own")
 	addRefutedFlags(cmd, &refuted)
 	sel.addFlags(cmd, true)
-	cmd.AddCommand(newReportDiffCommand(), newReportMergeCommand())
+	cmd.AddCommand(newReportDiffCommand(), newReportMergeCommand(), newReportSummaryCommand())
 	return cmd
+}
+
+// judgedDir is where report writes: --to, or --report-dir with -judged;
+// --report-dir itself only with --overwrite. A directory that holds
+// another run's specs.json is never written over.
+func judgedDir(dir, to string, overwrite bool) (string, error) {
+	switch {
+	case overwrite && to != "":
+		return "", exitcode.Errorf(exitcode.Usage, "--to and --overwrite: give one (--overwrite writes into --report-dir)")
+	case overwrite:
+		return dir, nil
+	case to == "":
+		to = filepath.Clean(dir) + "-judged"
+	}
+	same, err := sameDir(dir, to)
+	if err != nil {
+		return "", exitcode.Errorf(exitcode.Usage, "--to %s: %v", to, err)
+	}
+	if same {
+		return "", exitcode.Errorf(exitcode.Usage, "--to %s is --report-dir: add --overwrite to write over the run's reports", to)
+	}
+	if _, err := os.Stat(filepath.Join(to, runner.SpecsReportName)); err == nil {
+		if prior, err := report.Load(to); err != nil || prior.JudgedFrom == "" {
+			return "", exitcode.Errorf(exitcode.Usage, "--to %s is the report directory of a run (it has %s): pick another", to, runner.SpecsReportName)
+		}
+	}
+	return to, nil
+}
+
+// sameDir says whether a and b are one directory (b need not exist).
+func sameDir(a, b string) (bool, error) {
+	aa, err := filepath.Abs(a)
+	if err != nil {
+		return false, err
+	}
+	bb, err := filepath.Abs(b)
+	if err != nil {
+		return false, err
+	}
+	if aa == bb {
+		return true, nil
+	}
+	ai, aerr := os.Stat(aa)
+	bi, berr := os.Stat(bb)
+	return aerr == nil && berr == nil && os.SameFile(ai, bi), nil
 }
 
 func newReportDiffCommand() *cobra.Command {
@@ -270,7 +343,7 @@ the differences as a JSON document (docs/ci.md).`,
 			}
 			diffs := report.Diff(runs, timing)
 			if output == "json" {
-				doc := diffJSON{SchemaVersion: diffSchema, Runs: dirs, Timing: timing, Differences: append([]report.Difference{}, diffs...)}
+				doc := jsonout.NewDiff(dirs, timing, diffs)
 				if err := writeJSON(cmd.OutOrStdout(), doc); err != nil {
 					return err
 				}
@@ -285,5 +358,34 @@ the differences as a JSON document (docs/ci.md).`,
 	}
 	cmd.Flags().BoolVar(&timing, "timing", false, "also list timing claims")
 	addOutputFlag(cmd, &output)
+	return cmd
+}
+
+func newReportSummaryCommand() *cobra.Command {
+	var link string
+	cmd := &cobra.Command{
+		Use:   "summary DIR",
+		Short: "Print a run's short summary for a CI job's page: verdict counts, the claims in error and the refuted ones, a link",
+		Long: `summary reads claims.json of the report directory DIR and prints, in Markdown, what a CI
+job's summary page shows: the verdict counts, the claims in error and the refuted ones
+(the first 50 of each, reasons cut short) and a link to the whole report. Whatever the
+run, it stays under 256 KiB (GitHub's job summary drops a step's summary above 1 MiB).
+kubeproof run appends it to $GITHUB_STEP_SUMMARY itself, linking the run's page; the
+Action prints it again after the upload, linking the artifact:
+
+  kubeproof report summary kubeproof-report --link "$ARTIFACT_URL" >> "$GITHUB_STEP_SUMMARY"`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			runs, err := loadReports(args)
+			if err != nil {
+				return err
+			}
+			if link == "" {
+				link = runner.RunPageURL()
+			}
+			return report.Summary(cmd.OutOrStdout(), runs[0], link, args[0])
+		},
+	}
+	cmd.Flags().StringVar(&link, "link", "", "where the whole report is (the uploaded artifact's URL); default: the GitHub Actions run's page, if any")
 	return cmd
 }

@@ -60,6 +60,9 @@ var Capabilities = []Capability{AuditLog, EtcdAccess, ControlPlaneFlags, LoadIma
 // it when they bring a cluster up; suites read it (possibly in another
 // process) through Load.
 type Info struct {
+	// SchemaVersion names the shape of cluster.json (InfoSchema); Save
+	// sets it. Within a version fields are only added.
+	SchemaVersion     string       `json:"schemaVersion"`
 	Provider          string       `json:"provider"`
 	Name              string       `json:"name"`
 	Kubeconfig        string       `json:"kubeconfig"`
@@ -210,6 +213,7 @@ func (i *Info) PullsFrom(reg, tag string, loaded bool) {
 
 // Save writes the info as JSON.
 func (i *Info) Save(path string) error {
+	i.SchemaVersion = InfoSchema
 	data, err := json.MarshalIndent(i, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode cluster info: %w", err)
@@ -219,6 +223,9 @@ func (i *Info) Save(path string) error {
 	}
 	return nil
 }
+
+// InfoSchema names the shape of cluster.json (Info).
+const InfoSchema = "kubeproof.io/cluster/v1"
 
 // Load reads info written by Save.
 func Load(path string) (*Info, error) {

@@ -8,6 +8,7 @@ package exitcode
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -41,6 +42,14 @@ const (
 	Forbidden Code = 11
 	// Registry: a registry could not be reached or refused a push.
 	Registry Code = 12
+	// ClaimsErrored: a claim's verdict is error (the harness could not
+	// decide it: a bug of kubeproof or of a probe, not a finding about the
+	// cluster). It fails every run, whatever the other flags say.
+	ClaimsErrored Code = 13
+	// LintFindings: a claims file has problems (claims lint, or run and
+	// report with --claims-file): the file is wrong, the command was used
+	// right.
+	LintFindings Code = 14
 	// Interrupted: the user pressed Ctrl-C (128 + SIGINT, as shells do).
 	Interrupted Code = 130
 	// Terminated: SIGTERM, as a CI system sends when it cancels a job
@@ -48,41 +57,64 @@ const (
 	Terminated Code = 143
 )
 
+// Entry is one row of the exit code table: the code, its short name and
+// what it means to a CI pipeline.
+type Entry struct {
+	Code    Code
+	Name    string
+	Meaning string
+}
+
+// Table is every code kubeproof exits with, in order: the one source of
+// `kubeproof help exit-codes`, the root command's help and the tables of
+// README.md and docs/ci.md (a test holds them to it).
+var Table = []Entry{
+	{OK, "ok", "everything ran; no spec failed, no claim is an error"},
+	{SpecsFailed, "specs failed", "a spec failed (a finding about the cluster)"},
+	{Usage, "usage error", "usage: unknown flag, command or provider, bad value"},
+	{Permission, "permission denied", "permission: the local and kind providers need root"},
+	{Conflict, "conflict", "conflict: a port, CIDR or cluster name is already taken"},
+	{MissingTool, "missing tool", "missing tool: no Go toolchain, no apt-get, no Docker API, a program not built"},
+	{Kubeconfig, "bad kubeconfig", "bad kubeconfig: missing, unreadable or invalid"},
+	{Unreachable, "cluster unreachable", "cluster unreachable or not up"},
+	{ClusterSetup, "cluster setup error", "cluster setup failed (a component did not start)"},
+	{Internal, "internal error", "internal error"},
+	{Refuted, "claims refuted", "with `--fail-on-refuted`: a documented claim was refuted"},
+	{Forbidden, "forbidden", "forbidden: the kubeconfig's user may not create namespaces"},
+	{Registry, "registry error", "registry: unreachable, or it refused the push"},
+	{ClaimsErrored, "claims in error", "a claim's verdict is `error`: kubeproof could not decide it (always; it comes before 1 and 10)"},
+	{LintFindings, "claims file problems", "a claims file has problems (`claims lint`, or `run` and `report` with `--claims-file`)"},
+	{Interrupted, "interrupted", "interrupted (SIGINT, Ctrl-C): the run's cluster is removed, its report is partial"},
+	{Terminated, "terminated", "terminated (SIGTERM, as a CI system cancels a job): as for 130"},
+}
+
 // String names the code for messages and docs.
 func (c Code) String() string {
-	switch c {
-	case OK:
-		return "ok"
-	case SpecsFailed:
-		return "specs failed"
-	case Usage:
-		return "usage error"
-	case Permission:
-		return "permission denied"
-	case Conflict:
-		return "conflict"
-	case MissingTool:
-		return "missing tool"
-	case Kubeconfig:
-		return "bad kubeconfig"
-	case Unreachable:
-		return "cluster unreachable"
-	case ClusterSetup:
-		return "cluster setup error"
-	case Internal:
-		return "internal error"
-	case Refuted:
-		return "claims refuted"
-	case Forbidden:
-		return "forbidden"
-	case Registry:
-		return "registry error"
-	case Interrupted:
-		return "interrupted"
-	case Terminated:
-		return "terminated"
+	for _, e := range Table {
+		if e.Code == c {
+			return e.Name
+		}
 	}
 	return fmt.Sprintf("exit code %d", int(c))
+}
+
+// Markdown is Table as the Markdown table README.md and docs/ci.md carry.
+func Markdown() string {
+	var b strings.Builder
+	b.WriteString("| code | meaning |\n| --- | --- |\n")
+	for _, e := range Table {
+		fmt.Fprintf(&b, "| %d | %s |\n", e.Code, e.Meaning)
+	}
+	return b.String()
+}
+
+// Text is Table for a terminal: a code and its meaning per line.
+func Text() string {
+	var b strings.Builder
+	for _, e := range Table {
+		fmt.Fprintf(&b, "  %3d  %s\n", e.Code, strings.ReplaceAll(e.Meaning, "`", ""))
+	}
+	return b.String()
 }
 
 type codedError struct {

@@ -3,6 +3,8 @@ package exitcode
 import (
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 )
 
@@ -31,11 +33,17 @@ func TestDefaults(t *testing.T) {
 // Every code a user may see is distinct: CI tells them apart by number.
 func TestCodesAreDistinct(t *testing.T) {
 	seen := map[Code]bool{}
-	for _, c := range []Code{OK, SpecsFailed, Usage, Permission, Conflict, MissingTool, Kubeconfig, Unreachable, ClusterSetup, Internal, Refuted, Forbidden, Registry, Interrupted, Terminated} {
-		if seen[c] {
-			t.Fatalf("code %d used twice", c)
+	names := map[string]bool{}
+	for _, e := range Table {
+		if seen[e.Code] || names[e.Name] {
+			t.Fatalf("code %d (%s) used twice", e.Code, e.Name)
 		}
-		seen[c] = true
+		seen[e.Code], names[e.Name] = true, true
+	}
+	for _, c := range []Code{OK, SpecsFailed, Usage, Permission, Conflict, MissingTool, Kubeconfig, Unreachable, ClusterSetup, Internal, Refuted, Forbidden, Registry, ClaimsErrored, LintFindings, Interrupted, Terminated} {
+		if !seen[c] {
+			t.Errorf("code %d is not in Table", c)
+		}
 	}
 }
 
@@ -51,5 +59,30 @@ func TestClassify(t *testing.T) {
 	}
 	if got := Of(errors.New("other")); got != Internal {
 		t.Errorf("unclassified: %v", got)
+	}
+}
+
+// The tables of the documents are Table, as Markdown renders it: one
+// source for the help, README.md and docs/ci.md.
+func TestDocumentsCarryTheTable(t *testing.T) {
+	want := Markdown()
+	for _, doc := range []string{"../../README.md", "../../docs/ci.md"} {
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		i := strings.Index(text, "| code | meaning |\n")
+		if i < 0 {
+			t.Errorf("%s has no exit code table (| code | meaning |)", doc)
+			continue
+		}
+		got := text[i:]
+		if j := strings.Index(got, "\n\n"); j >= 0 {
+			got = got[:j+1]
+		}
+		if got != want {
+			t.Errorf("%s's exit code table is not exitcode.Table; want:\n%s\ngot:\n%s", doc, want, got)
+		}
 	}
 }

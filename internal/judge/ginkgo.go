@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
 
@@ -19,6 +20,10 @@ type SpecResult struct {
 	State   string  `json:"state"`
 	Message string  `json:"message,omitempty"`
 	Seconds float64 `json:"seconds"`
+	// StartedAt and EndedAt are when the spec ran (Ginkgo's clock), so that
+	// reports can share the run's wall time among specs that ran at once.
+	StartedAt time.Time `json:"startedAt,omitzero"`
+	EndedAt   time.Time `json:"endedAt,omitzero"`
 	// Attempts is how often the spec ran (more than once with
 	// --flake-attempts); Flaky: it passed, but not at its first attempt.
 	Attempts int  `json:"attempts,omitempty"`
@@ -77,6 +82,9 @@ type SpecRef struct {
 // the suite's own checks before the specs (the canary) saw components do.
 type Run struct {
 	Specs map[string]SpecResult
+	// Start and End are the suite's wall clock: the first spec process's
+	// start and the last one's end (zero when unknown).
+	Start, End time.Time
 	// Suite are the component notes recorded before any spec ran.
 	Suite []record.ComponentNote
 }
@@ -94,6 +102,12 @@ func LoadGinkgoReport(path string) (Run, error) {
 		return run, fmt.Errorf("parse spec report %s: %w", path, err)
 	}
 	for _, r := range reports {
+		if !r.StartTime.IsZero() && (run.Start.IsZero() || r.StartTime.Before(run.Start)) {
+			run.Start = r.StartTime
+		}
+		if r.EndTime.After(run.End) {
+			run.End = r.EndTime
+		}
 		for _, sr := range r.SpecReports {
 			if sr.LeafNodeType == types.NodeTypeSynchronizedBeforeSuite || sr.LeafNodeType == types.NodeTypeBeforeSuite {
 				run.Suite = append(run.Suite, readEntries(sr, nil).Components...)
@@ -114,6 +128,7 @@ func LoadGinkgoReport(path string) (Run, error) {
 				continue
 			}
 			res := SpecResult{ID: id, Name: sr.FullText(), State: sr.State.String(), Seconds: sr.RunTime.Seconds(),
+				StartedAt: sr.StartTime, EndedAt: sr.EndTime,
 				Attempts: sr.NumAttempts, Flaky: sr.State == types.SpecStatePassed && sr.NumAttempts > 1}
 			if sr.State != types.SpecStatePassed {
 				res.Message = firstLine(sr.Failure.Message)

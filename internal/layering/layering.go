@@ -26,8 +26,8 @@
 //     evidence catalog; internal/clusterflags: the flag table); then the
 //     commands (cmd/...) and the project's own harnesses (ci/...).
 //
-// Beside them, internal/{exitcode,progress,pki,debpkg,sourcedoc,buildinfo}
-// support every layer and import only each other, and internal/{layering,doclinks} are tests of
+// Beside them, internal/{exitcode,progress,pki,debpkg,buildinfo,jsonschema,
+// sourcedoc} support every layer and import only each other, and internal/{layering,doclinks} are tests of
 // the repository that import nothing of it. Arrows go from 3 to 1 and to
 // the face of 2, and from 2 to a part of 1: the contract
 // (contract/cluster), the image names of contract/images, the watches of

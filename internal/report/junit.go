@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/kubeproof/kubeproof/claims"
 	"github.com/kubeproof/kubeproof/internal/judge"
 )
 
@@ -42,15 +43,25 @@ type junitSuite struct {
 }
 
 type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	File      string        `xml:"file,attr,omitempty"`
-	Line      int           `xml:"line,attr,omitempty"`
-	Time      string        `xml:"time,attr"`
-	Failure   *junitProblem `xml:"failure,omitempty"`
-	Error     *junitProblem `xml:"error,omitempty"`
-	Skipped   *junitSkipped `xml:"skipped,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
+	Name       string           `xml:"name,attr"`
+	Classname  string           `xml:"classname,attr"`
+	File       string           `xml:"file,attr,omitempty"`
+	Line       int              `xml:"line,attr,omitempty"`
+	Time       string           `xml:"time,attr"`
+	Properties *junitProperties `xml:"properties,omitempty"`
+	Failure    *junitProblem    `xml:"failure,omitempty"`
+	Error      *junitProblem    `xml:"error,omitempty"`
+	Skipped    *junitSkipped    `xml:"skipped,omitempty"`
+	SystemOut  string           `xml:"system-out,omitempty"`
+}
+
+type junitProperties struct {
+	Property []junitProperty `xml:"property"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitProblem struct {
@@ -82,16 +93,24 @@ const (
 // in its output.
 func JUnit(w io.Writer, r Report, refutedFails bool) error {
 	all := junitSuites{Name: "kubeproof claims"}
-	allSpecs := map[string]float64{}
+	share := claimShares(r)
+	total := 0.0
 	for _, d := range r.Documents {
 		s := junitSuite{Name: fmt.Sprintf("%s (%s)", d.Title, d.File)}
 		class := Classname(d)
-		docSpecs := map[string]float64{}
+		docTime := 0.0
 		for _, res := range d.Claims {
-			c := junitCase{Name: res.Claim.ID + ": " + res.Claim.Statement, Classname: class,
-				Time: seconds(specSeconds(res, docSpecs, allSpecs)), SystemOut: string(res.Verdict) + ": " + res.Reason}
+			t := share(res)
+			docTime += t
+			c := junitCase{Name: CaseName(res.Claim), Classname: class, Time: seconds(t),
+				Properties: &junitProperties{Property: []junitProperty{
+					{"claim", res.Claim.ID}, {"verdict", string(res.Verdict)}, {"statement", res.Claim.Statement}, {"quote", res.Claim.Quote},
+				}},
+				SystemOut: string(res.Verdict) + ": " + res.Reason + "\nstatement: " + res.Claim.Statement}
 			if src := res.Claim.Source; src != nil {
-				c.File, c.Line = src.File, src.Line
+				if file, ok := RepositoryPath(src.File); ok {
+					c.File, c.Line = file, src.Line
+				}
 			}
 			switch res.Verdict {
 			case judge.Refuted:
@@ -109,11 +128,12 @@ func JUnit(w io.Writer, r Report, refutedFails bool) error {
 			s.Cases = append(s.Cases, c)
 		}
 		s.Tests = len(s.Cases)
-		s.Time = seconds(sum(docSpecs))
+		s.Time = seconds(docTime)
+		total += docTime
 		all.Tests, all.Failures, all.Errors, all.Skipped = all.Tests+s.Tests, all.Failures+s.Failures, all.Errors+s.Errors, all.Skipped+s.Skipped
 		all.Suites = append(all.Suites, s)
 	}
-	all.Time = seconds(sum(allSpecs))
+	all.Time = seconds(total)
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
@@ -126,6 +146,50 @@ func JUnit(w io.Writer, r Report, refutedFails bool) error {
 	return err
 }
 
+// CaseName is a claim's test name in claims-junit.xml: its ID, and its
+// title when it has one. Never the statement: a reworded statement must
+// not start a new test history.
+func CaseName(c claims.Claim) string {
+	if c.Title != "" {
+		return c.ID + ": " + c.Title
+	}
+	return c.ID
+}
+
+// claimShares returns each claim's time: every spec's share of the run's
+// wall time (wallShares), split evenly among the claims it decided, so
+// that each spec is counted once and the claims add up to the time specs
+// were running. A spec without a start and end (a report of an older
+// release) counts its own seconds.
+func claimShares(r Report) func(judge.Result) float64 {
+	spans := map[string]span{}
+	for _, s := range r.Specs {
+		if !s.StartedAt.IsZero() && s.EndedAt.After(s.StartedAt) {
+			spans[s.ID] = span{s.StartedAt, s.EndedAt}
+		}
+	}
+	shares := wallShares(spans)
+	deciders := map[string]int{}
+	for _, d := range r.Documents {
+		for _, res := range d.Claims {
+			for _, s := range res.Specs {
+				deciders[s.ID]++
+			}
+		}
+	}
+	return func(res judge.Result) float64 {
+		t := 0.0
+		for _, s := range res.Specs {
+			own, ok := shares[s.ID]
+			if !ok {
+				own = s.Seconds
+			}
+			t += own / float64(deciders[s.ID])
+		}
+		return t
+	}
+}
+
 // Classname is a document's class name in claims-junit.xml: its title, or
 // its file name without the extension where the title is empty or has a
 // dot (readers split class names at the last dot), dots made dashes.
@@ -134,25 +198,6 @@ func Classname(d DocumentResult) string {
 		return d.Title
 	}
 	return strings.ReplaceAll(strings.TrimSuffix(d.File, path.Ext(d.File)), ".", "-")
-}
-
-// specSeconds is how long the specs that decided a claim ran; each spec is
-// counted once in the document's and the run's totals.
-func specSeconds(res judge.Result, doc, all map[string]float64) float64 {
-	total := 0.0
-	for _, s := range res.Specs {
-		total += s.Seconds
-		doc[s.ID], all[s.ID] = s.Seconds, s.Seconds
-	}
-	return total
-}
-
-func sum(m map[string]float64) float64 {
-	total := 0.0
-	for _, v := range m {
-		total += v
-	}
-	return total
 }
 
 func seconds(s float64) string { return fmt.Sprintf("%.3f", s) }

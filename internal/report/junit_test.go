@@ -20,11 +20,24 @@ import (
 
 // One test case per claim: refuted fails only when asked, what could not be
 // decided is skipped with its reason, an error is an error; the counts of
-// the suites add up. A case points at its claim's line, takes its specs'
-// seconds, and a failure's message is the verdict's reason.
+// the suites add up. A case is named by its claim's ID, points at its
+// claim's line in its repository, takes its share of its specs' seconds
+// (each spec counted once), and a failure's message is the verdict's
+// reason.
 func TestJUnitOneCasePerClaim(t *testing.T) {
+	repo := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	claimsFile := filepath.Join(repo, "docs", "doc.yaml")
+	if err := os.MkdirAll(filepath.Dir(claimsFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(claimsFile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	res := func(id string, v judge.Verdict, specs ...judge.SpecRef) judge.Result {
-		return judge.Result{Claim: claims.Claim{ID: id, Statement: "s " + id, Source: &evidence.Source{File: "fixtures/claims/doc.yaml", Line: 7}},
+		return judge.Result{Claim: claims.Claim{ID: id, Statement: "s " + id, Source: &evidence.Source{File: claimsFile, Line: 7}},
 			Verdict: v, Reason: "because " + id, Specs: specs}
 	}
 	a := judge.SpecRef{ID: "spec-a", State: "passed", Seconds: 1.5}
@@ -49,19 +62,24 @@ func TestJUnitOneCasePerClaim(t *testing.T) {
 		if got.Tests != 7 || got.Failures != wantFailures || got.Errors != 1 || got.Skipped != 3 || len(got.Suites) != 1 || len(got.Suites[0].Cases) != 7 {
 			t.Fatalf("refutedFails=%t: tests %d failures %d errors %d skipped %d\n%s", refutedFails, got.Tests, got.Failures, got.Errors, got.Skipped, buf.String())
 		}
+		// spec-a (1.5 s) decided A and B, spec-b (2.25 s) B and D: each
+		// spec's seconds once in all, shared by its claims.
 		if s := got.Suites[0]; s.Failures != wantFailures || s.Errors != 1 || s.Skipped != 3 || s.Time != "3.750" || got.Time != "3.750" {
 			t.Errorf("suite %+v, all time %s", s, got.Time)
 		}
 		c := got.Suites[0].Cases
-		if c[0].Name != "A: s A" || c[0].Classname != "Doc" || c[0].File != "fixtures/claims/doc.yaml" || c[0].Line != 7 ||
-			c[0].Time != "1.500" || c[0].Failure != nil || c[0].Skipped != nil {
+		if c[0].Name != "A" || c[0].Classname != "Doc" || c[0].File != "docs/doc.yaml" || c[0].Line != 7 ||
+			c[0].Time != "0.750" || c[0].Failure != nil || c[0].Skipped != nil {
 			t.Errorf("confirmed case %+v", c[0])
 		}
-		if (c[1].Failure != nil) != refutedFails || c[1].SystemOut != "refuted: because B" || c[1].Time != "3.750" {
+		if p := c[0].Properties; p == nil || !slices.Contains(p.Property, junitProperty{"statement", "s A"}) || !slices.Contains(p.Property, junitProperty{"verdict", "confirmed"}) {
+			t.Errorf("confirmed case's properties %+v", p)
+		}
+		if (c[1].Failure != nil) != refutedFails || c[1].SystemOut != "refuted: because B\nstatement: s B" || c[1].Time != "1.875" {
 			t.Errorf("refuted case %+v", c[1])
 		}
 		if refutedFails && (c[1].Failure.Message != "because B" || c[1].Failure.Type != "refuted" ||
-			!strings.Contains(c[1].Failure.Text, "claim: fixtures/claims/doc.yaml:7")) {
+			!strings.Contains(c[1].Failure.Text, "claim: "+claimsFile+":7")) {
 			t.Errorf("refuted failure %+v", c[1].Failure)
 		}
 		if c[2].Skipped == nil || c[2].Skipped.Message != "not-checkable: because C" || c[3].Error == nil || c[3].Error.Message != "because D" {
@@ -71,6 +89,84 @@ func TestJUnitOneCasePerClaim(t *testing.T) {
 		if c[6].Skipped == nil || c[6].Skipped.Message != "open: because G" || c[6].Failure != nil {
 			t.Errorf("open case %+v", c[6])
 		}
+	}
+}
+
+// A test's name is its claim's ID (and title): rewording the statement
+// renames no test, so CI readers keep its history.
+func TestJUnitNamesSurviveStatementEdits(t *testing.T) {
+	names := func(statement, title string) []string {
+		r := Report{Documents: []DocumentResult{{File: "doc.txt", Title: "Doc", Claims: []judge.Result{
+			{Claim: claims.Claim{ID: "DOC-A", Title: title, Statement: statement}, Verdict: judge.Confirmed},
+		}}}}
+		var buf bytes.Buffer
+		if err := JUnit(&buf, r, true); err != nil {
+			t.Fatal(err)
+		}
+		var got junitSuites
+		if err := xml.Unmarshal(buf.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, s := range got.Suites {
+			for _, c := range s.Cases {
+				out = append(out, c.Name)
+			}
+		}
+		return out
+	}
+	before, after := names("A Pod is stored.", ""), names("The API server stores the Pod in etcd.", "")
+	if !slices.Equal(before, after) || before[0] != "DOC-A" {
+		t.Errorf("names %v before the edit, %v after", before, after)
+	}
+	if got := names("x", "Pod stored"); got[0] != "DOC-A: Pod stored" {
+		t.Errorf("with a title: %v", got)
+	}
+}
+
+// Specs that ran at once share the wall time: the shares add up to the
+// time at least one ran, not to the sum of their durations.
+func TestWallShares(t *testing.T) {
+	at := func(s float64) time.Time { return time.Unix(1000, 0).Add(time.Duration(s * float64(time.Second))) }
+	got := wallShares(map[string]span{
+		"a": {at(0), at(10)},  // alone 0-2, with b 2-6, with b and c 4-6, alone 6-10
+		"b": {at(2), at(6)},   // with a 2-4, with a and c 4-6
+		"c": {at(4), at(6)},   // with a and b
+		"d": {at(12), at(15)}, // alone, after a gap
+		"e": {at(15), at(15)}, // no length
+	})
+	want := map[string]float64{"a": 2 + 1 + 2.0/3 + 4, "b": 1 + 2.0/3, "c": 2.0 / 3, "d": 3, "e": 0}
+	total := 0.0
+	for k, w := range want {
+		if d := got[k] - w; d > 1e-9 || d < -1e-9 {
+			t.Errorf("%s: %.4f s, want %.4f", k, got[k], w)
+		}
+		total += got[k]
+	}
+	if d := total - 13; d > 1e-9 || d < -1e-9 {
+		t.Errorf("shares add up to %.4f s, want the 13 s covered", total)
+	}
+}
+
+// A claims file is named relative to its repository's root; one that is
+// not on this machine is not named at all.
+func TestRepositoryPath(t *testing.T) {
+	repo := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(repo, "a", "b.yaml")
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := RepositoryPath(file); !ok || got != "a/b.yaml" {
+		t.Errorf("in a repository: %q %v", got, ok)
+	}
+	if got, ok := RepositoryPath("fixtures/claims/not-here.yaml"); ok {
+		t.Errorf("a file not on this machine: %q", got)
 	}
 }
 

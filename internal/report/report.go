@@ -19,6 +19,7 @@ import (
 	"github.com/kubeproof/kubeproof/claims/coverage"
 	"github.com/kubeproof/kubeproof/claims/record"
 	"github.com/kubeproof/kubeproof/contract/cluster"
+	"github.com/kubeproof/kubeproof/internal/buildinfo"
 	"github.com/kubeproof/kubeproof/internal/judge"
 )
 
@@ -31,6 +32,15 @@ const SchemaVersion = "kubeproof.io/claims/v2"
 type Report struct {
 	SchemaVersion string    `json:"schemaVersion"`
 	GeneratedAt   time.Time `json:"generatedAt"`
+	// Kubeproof is the kubeproof that wrote this report: its version and
+	// commit (absent in reports of older releases).
+	Kubeproof *buildinfo.Build `json:"kubeproof,omitempty"`
+	// Run is the suites' wall clock and the kubeproof that ran them (absent
+	// when no spec ran, and in reports of older releases).
+	Run *RunWindow `json:"run,omitempty"`
+	// JudgedFrom is the report directory of the run this report judged
+	// again (kubeproof report); empty for the run's own report.
+	JudgedFrom string `json:"judgedFrom,omitempty"`
 	// Partial says why the report covers only part of the run (it was
 	// interrupted); empty for a complete run.
 	Partial string         `json:"partial,omitempty"`
@@ -51,6 +61,19 @@ type Report struct {
 	// RefutedFails: claims-junit.xml shows refuted claims as failures
 	// (--junit-refuted-as failure), whatever the exit code.
 	RefutedFails bool `json:"-"`
+}
+
+// RunWindow is when the specs ran: from the first spec process's start to
+// the last one's end, as Ginkgo's clock has it.
+type RunWindow struct {
+	StartedAt time.Time `json:"startedAt"`
+	EndedAt   time.Time `json:"endedAt"`
+	// Seconds is EndedAt - StartedAt: the run's wall time, which the test
+	// cases' times of claims-junit.xml and junit.xml add up to.
+	Seconds float64 `json:"seconds"`
+	// Kubeproof is the kubeproof that ran the specs (for a report judged
+	// again, the run's; absent when its report did not say).
+	Kubeproof *buildinfo.Build `json:"kubeproof,omitempty"`
 }
 
 // Cluster describes the cluster the verdicts are about.
@@ -99,7 +122,11 @@ func (c Component) Broken() bool { return len(c.NotSeen) > 0 }
 
 // New assembles the report of a run's results on the cluster info describes.
 func New(docs []claims.Document, results []judge.Result, run judge.Run, info *cluster.Info) Report {
-	r := Report{SchemaVersion: SchemaVersion, GeneratedAt: time.Now().UTC(), Summary: counts(results)}
+	build := buildinfo.Current()
+	r := Report{SchemaVersion: SchemaVersion, GeneratedAt: time.Now().UTC(), Kubeproof: &build, Summary: counts(results)}
+	if !run.Start.IsZero() && run.End.After(run.Start) {
+		r.Run = &RunWindow{StartedAt: run.Start.UTC(), EndedAt: run.End.UTC(), Seconds: run.End.Sub(run.Start).Seconds(), Kubeproof: &build}
+	}
 	for _, id := range slices.Sorted(maps.Keys(run.Specs)) {
 		r.Specs = append(r.Specs, run.Specs[id])
 	}

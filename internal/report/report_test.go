@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,4 +132,34 @@ func TestDiffLeavesTimingOut(t *testing.T) {
 	if !strings.Contains(out.String(), "| X-OPINION | behaviour | not-testable | error |") {
 		t.Errorf("diff table:\n%s", out.String())
 	}
+}
+
+// The job summary stays far below GitHub's 1 MiB whatever the run: a run
+// of 20,000 refuted and 20,000 errored claims with 10 kB reasons, and it
+// still names the verdicts, the first claims of each kind and the link.
+func TestSummaryIsBounded(t *testing.T) {
+	long := strings.Repeat("what the cluster did instead | ", 350)
+	var results []judge.Result
+	for i := range 4000 {
+		v := judge.Refuted
+		if i%2 == 1 {
+			v = judge.Error
+		}
+		results = append(results, judge.Result{Claim: claims.Claim{ID: fmt.Sprintf("BIG-%05d", i), Document: "big.md"}, Verdict: v, Reason: long})
+	}
+	r := New([]claims.Document{{File: "big.md", Title: "Big"}}, results, judge.Run{}, nil)
+	var b bytes.Buffer
+	if err := Summary(&b, r, "https://example.invalid/artifact", ""); err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() > MaxSummaryBytes || b.Len() > 1<<20 {
+		t.Fatalf("summary of %d bytes", b.Len())
+	}
+	out := b.String()
+	for _, want := range []string{"| refuted | 2000 |", "| error | 2000 |", "| BIG-00000 |", "| BIG-00001 |", "… and 1950 more", "(https://example.invalid/artifact)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q", want)
+		}
+	}
+	t.Logf("summary of 4,000 failing claims: %d bytes", b.Len())
 }

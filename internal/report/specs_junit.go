@@ -67,6 +67,7 @@ func SpecsJUnit(specsJSON, dst string) error {
 	tmp.Close()
 	defer os.Remove(tmp.Name())
 	for _, r := range reports {
+		shares := specShares(r)
 		r, kept := forReaders(r)
 		if err := reporters.GenerateJUnitReportWithConfig(r, tmp.Name(), specsJUnitConfig); err != nil {
 			return fmt.Errorf("junit.xml: %w", err)
@@ -85,8 +86,15 @@ func SpecsJUnit(specsJSON, dst string) error {
 			}
 			s.Package = ""
 			s.Failures, s.Errors, s.Skipped, s.Disabled = 0, 0, 0, 0
+			s.Time = 0
 			for i := range s.TestCases {
 				c := &s.TestCases[i]
+				if c.Properties == nil {
+					c.Properties = &reporters.JUnitProperties{}
+				}
+				c.Properties.Properties = append(c.Properties.Properties, reporters.JUnitProperty{Name: "seconds", Value: fmt.Sprintf("%.3f", c.Time)})
+				c.Time = shares(kept[i])
+				s.Time += c.Time
 				if kept[i].LeafNodeType != types.NodeTypeIt {
 					c.Name = "[" + kept[i].LeafNodeType.String() + "]"
 				}
@@ -123,6 +131,44 @@ func SpecsJUnit(specsJSON, dst string) error {
 		return fmt.Errorf("junit.xml: %w", err)
 	}
 	return nil
+}
+
+// specShares returns each spec's share of the wall time of the report's
+// run (wallShares), a suite node's the sum of every parallel process's.
+func specShares(r types.Report) func(types.SpecReport) float64 {
+	spans := map[string]span{}
+	key := func(i int, s types.SpecReport) string {
+		if s.LeafNodeType != types.NodeTypeIt {
+			return fmt.Sprintf("%s/%d", s.LeafNodeType, i)
+		}
+		return fmt.Sprintf("It/%s/%d", s.FullText(), i)
+	}
+	byNode := map[types.NodeType][]string{}
+	byText := map[string][]string{}
+	for i, s := range r.SpecReports {
+		if s.StartTime.IsZero() || !s.EndTime.After(s.StartTime) {
+			continue
+		}
+		k := key(i, s)
+		spans[k] = span{s.StartTime, s.EndTime}
+		if s.LeafNodeType != types.NodeTypeIt {
+			byNode[s.LeafNodeType] = append(byNode[s.LeafNodeType], k)
+		} else {
+			byText[s.FullText()] = append(byText[s.FullText()], k)
+		}
+	}
+	shares := wallShares(spans)
+	return func(s types.SpecReport) float64 {
+		keys := byText[s.FullText()]
+		if s.LeafNodeType != types.NodeTypeIt {
+			keys = byNode[s.LeafNodeType]
+		}
+		t := 0.0
+		for _, k := range keys {
+			t += shares[k]
+		}
+		return t
+	}
 }
 
 // forReaders returns the report with what SpecsJUnit leaves out removed,

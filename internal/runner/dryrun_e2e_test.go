@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/kubeproof/kubeproof/internal/jsonschema"
 )
 
 // A dry run lists, under each spec it would run, the selected claims that
@@ -64,6 +66,10 @@ probes:
 		}
 		if err := json.Unmarshal(out, &doc); err != nil {
 			t.Fatalf("decode %s: %v", out, err)
+		}
+		// The document the command prints is what its shipped schema says.
+		if err := jsonschema.Validate("../../schemas/output/dry-run-v1.json", out); err != nil {
+			t.Errorf("run --dry-run -o json %v: %v", args, err)
 		}
 		return doc.Specs
 	}

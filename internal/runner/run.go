@@ -101,7 +101,7 @@ func Run(ctx context.Context, plan Plan) (rep report.Report, err error) {
 	report.Terminal(out, rep)
 	pr.Infof("reports: %s", strings.Join(reportFiles(plan.ReportDir), ", "))
 	if summary := os.Getenv("GITHUB_STEP_SUMMARY"); summary != "" {
-		if err := appendFile(summary, filepath.Join(plan.ReportDir, "claims.md")); err != nil {
+		if err := appendSummary(summary, rep, RunPageURL(), plan.ReportDir); err != nil {
 			pr.Infof("the job summary gets no claims: %v", err)
 		}
 	}
@@ -112,22 +112,29 @@ func Run(ctx context.Context, plan Plan) (rep report.Report, err error) {
 	return rep, nil
 }
 
-// appendFile appends the file from to the file to (GitHub's job summary
-// takes Markdown appended to $GITHUB_STEP_SUMMARY).
-func appendFile(to, from string) error {
-	data, err := os.ReadFile(from)
-	if err != nil {
-		return err
-	}
+// appendSummary appends the report's bounded summary (report.Summary) to
+// the file to: GitHub's job summary takes Markdown appended to
+// $GITHUB_STEP_SUMMARY, up to 1 MiB.
+func appendSummary(to string, rep report.Report, link, dir string) error {
 	f, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
+	if err := report.Summary(f, rep, link, dir); err != nil {
 		f.Close()
 		return err
 	}
 	return f.Close()
+}
+
+// RunPageURL is the page of the GitHub Actions run this is part of, where
+// its artifacts are listed; "" outside GitHub Actions.
+func RunPageURL() string {
+	server, repo, id := os.Getenv("GITHUB_SERVER_URL"), os.Getenv("GITHUB_REPOSITORY"), os.Getenv("GITHUB_RUN_ID")
+	if server == "" || repo == "" || id == "" {
+		return ""
+	}
+	return server + "/" + repo + "/actions/runs/" + id
 }
 
 func reportFiles(dir string) []string {

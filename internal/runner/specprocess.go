@@ -78,7 +78,9 @@ func RunSpecs(ctx context.Context, infoPath, reportDir, labelFilter string, r Sp
 	if r.Verbose {
 		ginkgoFlags = append(ginkgoFlags, "v")
 	}
-	if fi, err := os.Stdout.Stat(); err == nil && fi.Mode()&os.ModeCharDevice == 0 {
+	// Colours only on a terminal, and never with NO_COLOR
+	// (https://no-color.org; --no-color sets it).
+	if fi, err := os.Stdout.Stat(); err == nil && fi.Mode()&os.ModeCharDevice == 0 || os.Getenv("NO_COLOR") != "" {
 		ginkgoFlags = append(ginkgoFlags, "no-color")
 	}
 	ours := []string{"--kubeproof.cluster-info=" + infoPath, "--kubeproof.report-dir=" + reportDir}

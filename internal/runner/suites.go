@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -108,6 +109,54 @@ func specsFilter(ids []string, filter string) string {
 // (where refuted claims are failures when refutedFails), and junit.xml
 // from the spec report.
 func Judge(reportDir string, cat *claims.Catalog, selected []claims.Claim, info *cluster.Info, interrupted, refutedFails bool) (report.Report, error) {
+	return judgeInto(reportDir, cat, selected, info, interrupted, refutedFails, nil)
+}
+
+// JudgeAgain judges the finished run of report directory from again into
+// to, a report directory of its own (specs.json and cluster.json copied
+// there, the cluster info as info has it), or into from itself when to is
+// from. The report says which run
+// it judged and keeps the kubeproof that ran it.
+func JudgeAgain(from, to string, cat *claims.Catalog, selected []claims.Claim, info *cluster.Info, interrupted, refutedFails bool) (report.Report, error) {
+	prior, priorErr := report.Load(from)
+	if filepath.Clean(from) != filepath.Clean(to) {
+		if err := os.MkdirAll(to, 0o755); err != nil {
+			return report.Report{}, fmt.Errorf("create report directory: %w", err)
+		}
+		if err := copyFile(filepath.Join(from, SpecsReportName), filepath.Join(to, SpecsReportName)); err != nil {
+			return report.Report{}, fmt.Errorf("copy the run's %s: %w", SpecsReportName, err)
+		}
+		// Saved, not copied: the cluster info of an older release gets
+		// the schemaVersion of today's.
+		if err := info.Save(filepath.Join(to, "cluster.json")); err != nil {
+			return report.Report{}, err
+		}
+	}
+	return judgeInto(to, cat, selected, info, interrupted, refutedFails, func(r *report.Report) {
+		if priorErr == nil && prior.JudgedFrom != "" {
+			r.JudgedFrom = prior.JudgedFrom
+		} else {
+			r.JudgedFrom = from
+		}
+		// The specs ran under the run's kubeproof, not this one.
+		if r.Run != nil {
+			r.Run.Kubeproof = nil
+			if priorErr == nil && prior.Run != nil {
+				r.Run.Kubeproof = prior.Run.Kubeproof
+			}
+		}
+	})
+}
+
+func copyFile(from, to string) error {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, data, 0o644)
+}
+
+func judgeInto(reportDir string, cat *claims.Catalog, selected []claims.Claim, info *cluster.Info, interrupted, refutedFails bool, adjust func(*report.Report)) (report.Report, error) {
 	run := judge.Run{Specs: map[string]judge.SpecResult{}}
 	path := filepath.Join(reportDir, SpecsReportName)
 	if _, err := os.Stat(path); err == nil {
@@ -121,6 +170,9 @@ func Judge(reportDir string, cat *claims.Catalog, selected []claims.Claim, info 
 	}
 	rep := report.New(cat.Documents, results, run, info)
 	rep.RefutedFails = refutedFails
+	if adjust != nil {
+		adjust(&rep)
+	}
 	// Every line of the documents kubeproof carries, decided: the
 	// reviewer reads each document annotated, not only its claims.
 	if err := rep.AddLines(cat, fixtures.Seeds(), fixtures.Sentences()); err != nil {

@@ -15,13 +15,19 @@ import (
 	"github.com/kubeproof/kubeproof/contract/cluster"
 )
 
+// Schema names the shape of bench.json (Result).
+const Schema = "kubeproof.io/bench/v1"
+
 // Result is what `kubeproof bench` writes to bench.json.
 type Result struct {
-	GeneratedAt time.Time       `json:"generatedAt"`
-	Kubeproof   string          `json:"kubeproof"`
-	CPUs        int             `json:"cpus"`
-	Providers   []providerBench `json:"providers"`
-	EndToEnd    *commandBench   `json:"endToEnd,omitempty"`
+	// SchemaVersion names this document's shape (Schema); within a version
+	// fields are only added.
+	SchemaVersion string          `json:"schemaVersion"`
+	GeneratedAt   time.Time       `json:"generatedAt"`
+	Kubeproof     string          `json:"kubeproof"`
+	CPUs          int             `json:"cpus"`
+	Providers     []providerBench `json:"providers"`
+	EndToEnd      *commandBench   `json:"endToEnd,omitempty"`
 	// HarnessPeakMiB is the peak resident memory of the kubeproof process
 	// that ran the benchmarks (clients, watches, the providers' own work).
 	HarnessPeakMiB float64 `json:"harnessPeakMiB"`

@@ -3,11 +3,15 @@ package bench
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
+	"github.com/kubeproof/kubeproof/internal/jsonschema"
 	"github.com/kubeproof/kubeproof/internal/progress"
 )
 
@@ -76,5 +80,27 @@ func TestTimeCommandInterrupted(t *testing.T) {
 	_, err := timeCommand(ctx, progress.Discard(), "test", "sleep 30", filepath.Join(t.TempDir(), "run.log"), nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+// bench.json (Write) is what schemas/output says.
+func TestBenchJSONValidates(t *testing.T) {
+	round := roundBench{UpMs: 6100, DownMs: 400, PodStartup: Summarize([]float64{2000, 3000}),
+		Components: []cluster.ComponentStatus{{Name: "kube-apiserver", Process: "kube-apiserver", PID: 42, Started: time.Unix(1000, 0).UTC(), ReadyIn: 3 * time.Second}},
+		Suites:     []suiteBench{{Parallel: 4, WallMs: 178000, FinalWaitMs: 5200, Passed: true, Spec: Summarize([]float64{1, 2})}}}
+	res := Result{SchemaVersion: Schema, GeneratedAt: time.Now().UTC(), Kubeproof: "v0.1.0", CPUs: 2, HarnessPeakMiB: 80,
+		Providers: []providerBench{{Provider: "local", KubernetesVersion: "v1.37.2", Nodes: 1, Rounds: []roundBench{round},
+			ComponentPeakMiB: map[string]float64{"kube-apiserver": 263}}},
+		EndToEnd: &commandBench{Command: "make run", Warm: []commandRound{{WallMs: 181000}}, Cold: &commandRound{WallMs: 1203000}}}
+	dir := t.TempDir()
+	if err := Write(io.Discard, dir, res); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "bench.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jsonschema.Validate("../../../schemas/output/bench-v1.json", data); err != nil {
+		t.Errorf("bench.json: %v\n%s", err, data)
 	}
 }

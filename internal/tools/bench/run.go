@@ -48,7 +48,7 @@ type Plan struct {
 // Run brings each provider's clusters up and down, Rounds times per
 // release, measuring each round, then times the end-to-end command.
 func Run(ctx context.Context, b Plan) (Result, error) {
-	res := Result{GeneratedAt: time.Now().UTC(), Kubeproof: b.Kubeproof, CPUs: runtime.NumCPU()}
+	res := Result{SchemaVersion: Schema, GeneratedAt: time.Now().UTC(), Kubeproof: b.Kubeproof, CPUs: runtime.NumCPU()}
 	for _, o := range b.Clusters {
 		name := o.Provider
 		if !o.Makes() {

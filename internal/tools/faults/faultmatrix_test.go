@@ -2,12 +2,15 @@ package faults
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/kubeproof/kubeproof/claims"
 	"github.com/kubeproof/kubeproof/fixtures"
+	"github.com/kubeproof/kubeproof/internal/jsonschema"
 	"github.com/kubeproof/kubeproof/internal/judge"
 	"github.com/kubeproof/kubeproof/internal/report"
 )
@@ -86,5 +89,25 @@ func TestCheck(t *testing.T) {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("faults.md lacks %q:\n%s", want, md.String())
 		}
+	}
+}
+
+// faults.json (WriteReports) is what schemas/output says.
+func TestFaultsJSONValidates(t *testing.T) {
+	cat := catalog(t)
+	f := Fault{ID: "no-scheduler", Refutes: []string{"A-SCHED"}, NotCheckable: []string{"A-KUBELET"}, MaxChanged: 0}
+	healthy := run(cat, map[string]judge.Verdict{"A-SCHED": judge.Confirmed, "A-KUBELET": judge.Confirmed, "A-OTHER": judge.Confirmed, "A-TIME": judge.Within})
+	found := Check(f, healthy, run(cat, map[string]judge.Verdict{"A-SCHED": judge.Refuted, "A-KUBELET": judge.NotCheckable, "A-OTHER": judge.Confirmed, "A-TIME": judge.Slower}))
+	missed := Check(f, healthy, run(cat, map[string]judge.Verdict{"A-SCHED": judge.Confirmed, "A-KUBELET": judge.Error, "A-OTHER": judge.Refuted, "A-TIME": judge.Within}))
+	dir := t.TempDir()
+	if err := WriteReports(dir, []Outcome{found, missed}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "faults.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jsonschema.Validate("../../../schemas/output/faults-v1.json", data); err != nil {
+		t.Errorf("faults.json: %v\n%s", err, data)
 	}
 }

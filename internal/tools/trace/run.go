@@ -76,7 +76,7 @@ func Trace(ctx context.Context, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("no kubectl: the cluster info names none and none is in PATH")
 		}
 	}
-	res := &Result{Manifest: opts.File, Kind: w.kind, Cluster: opts.Info.Name, Provider: opts.Info.Provider}
+	res := &Result{SchemaVersion: Schema, Manifest: opts.File, Kind: w.kind, Cluster: opts.Info.Name, Provider: opts.Info.Provider}
 	for i := 0; i < opts.Repeat; i++ {
 		done := opts.Progress.Step("trace %d/%d: kubectl apply -f %s", i+1, opts.Repeat, opts.File)
 		run, err := traceOnce(ctx, opts, client, k, w)

@@ -66,13 +66,19 @@ type Percentiles struct {
 
 // Result is a trace: every run and, over them, the percentiles.
 type Result struct {
-	Manifest string        `json:"manifest"`
-	Kind     string        `json:"kind"`
-	Cluster  string        `json:"cluster"`
-	Provider string        `json:"provider"`
-	Runs     []Run         `json:"runs"`
-	Summary  []Percentiles `json:"summary"`
+	// SchemaVersion names this document's shape (Schema); within a version
+	// fields are only added.
+	SchemaVersion string        `json:"schemaVersion"`
+	Manifest      string        `json:"manifest"`
+	Kind          string        `json:"kind"`
+	Cluster       string        `json:"cluster"`
+	Provider      string        `json:"provider"`
+	Runs          []Run         `json:"runs"`
+	Summary       []Percentiles `json:"summary"`
 }
+
+// Schema names the shape of `kubeproof trace -o json` (Result).
+const Schema = "kubeproof.io/trace/v1"
 
 // workload is what trace needs to know of the manifest.
 type workload struct {

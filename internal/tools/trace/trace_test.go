@@ -1,11 +1,14 @@
 package trace
 
 import (
+	"bytes"
 	"encoding/xml"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kubeproof/kubeproof/fixtures"
+	"github.com/kubeproof/kubeproof/internal/jsonschema"
 )
 
 func TestParseManifestFixtures(t *testing.T) {
@@ -94,5 +97,23 @@ func TestChartIsWellFormedSVG(t *testing.T) {
 	}
 	if !strings.Contains(svg, "Ready &lt;&amp;&gt;") || !strings.Contains(svg, "not timed") {
 		t.Errorf("chart lacks an escaped label or the untimed note")
+	}
+}
+
+// trace -o json (WriteJSON) is what schemas/output says, an untimed stage
+// (null) included.
+func TestJSONValidates(t *testing.T) {
+	v := func(f float64) *float64 { return &f }
+	runs := []Run{
+		{Namespace: "kp-1", Started: time.Unix(1000, 0).UTC(), Pod: "p", Node: "n", Stages: []Stage{{Name: "a", Ms: v(1), Source: SourceAudit}, {Name: "b", Source: SourceNone, Note: "not seen"}}},
+		{Namespace: "kp-2", Started: time.Unix(1010, 0).UTC(), Pod: "q", Node: "n", Stages: []Stage{{Name: "a", Ms: v(3), Source: SourceAudit}, {Name: "b", Ms: v(5), Source: SourceWatch}}},
+	}
+	r := &Result{SchemaVersion: Schema, Manifest: "pod.yaml", Kind: "Pod", Cluster: "kubeproof", Provider: "local", Runs: runs, Summary: summarize(runs)}
+	var b bytes.Buffer
+	if err := WriteJSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := jsonschema.Validate("../../../schemas/output/trace-v1.json", b.Bytes()); err != nil {
+		t.Errorf("trace -o json: %v\n%s", err, b.String())
 	}
 }
