@@ -44,7 +44,11 @@ func NewFacts(decls []evidence.EvidenceDecl) *Facts {
 // schedulerInformer.initialState and relist.initialState, both an
 // informerEvidence held to = "list", are one fact.
 func (f *Facts) Of(c Claim, e expect.Expectation) string {
-	return f.kind(c, e) + " " + e.Want()
+	k := f.kind(c, e)
+	if e.Minus != "" {
+		k += " − " + e.Minus
+	}
+	return k + " " + e.Want()
 }
 
 // kind is Of without the expectation: the evidence's kind and path.
@@ -75,7 +79,7 @@ func (f *Facts) kind(c Claim, e expect.Expectation) string {
 func Stance(c Claim, e expect.Expectation) []string {
 	// contains and anyMatches say that a list has one element: another
 	// element of the same list is another fact, not another value of it.
-	membership := e.Contains != nil || e.AnyMatches != nil
+	membership := e.Contains != nil || e.AnyMatches != nil || e.NotContains != nil || e.NoneMatches != nil
 	var out []string
 	for _, alt := range c.Conditional {
 		var wants []string

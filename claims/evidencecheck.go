@@ -23,7 +23,7 @@ func CheckEvidence(cat *Catalog, decls []evidence.EvidenceDecl) []error {
 		bySpec[d.Spec][d.Name] = d.Type
 	}
 	var errs []error
-	for _, c := range cat.Claims {
+	for _, c := range WithReadings(cat.Claims) {
 		if !c.Checked() {
 			continue
 		}
@@ -45,7 +45,7 @@ func CheckEvidence(cat *Catalog, decls []evidence.EvidenceDecl) []error {
 					continue
 				}
 				if e != nil {
-					if err := e.Fits(leaf); err != nil {
+					if err := e.FitsWith(leaf, func(p string) (reflect.Type, error) { return resolveIn(bySpec, specs, p) }); err != nil {
 						tried = append(tried, fmt.Sprintf("%s: %v", s, err))
 						continue
 					}
@@ -85,4 +85,26 @@ func specPaths(bySpec map[string]map[string]reflect.Type, specs []string) []stri
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// resolveIn resolves path through the evidence of the first of specs that
+// records its name.
+func resolveIn(bySpec map[string]map[string]reflect.Type, specs []string, path string) (reflect.Type, error) {
+	name, _, _ := strings.Cut(path, ".")
+	var tried []string
+	for _, s := range specs {
+		t, ok := bySpec[s][name]
+		if !ok {
+			continue
+		}
+		leaf, err := evidence.Resolve(t, path)
+		if err == nil {
+			return leaf, nil
+		}
+		tried = append(tried, err.Error())
+	}
+	if len(tried) == 0 {
+		return nil, fmt.Errorf("%s is recorded by none of the specs %v%s", path, specs, evidence.Nearest(path, specPaths(bySpec, specs), 3))
+	}
+	return nil, fmt.Errorf("%s: %s", path, strings.Join(tried, "; "))
 }

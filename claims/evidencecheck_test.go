@@ -120,3 +120,49 @@ claims:
 		}
 	}
 }
+
+// Evidence compared with evidence is typed on both sides, and # is a
+// length of a list.
+func TestCheckEvidenceComparesEvidence(t *testing.T) {
+	type step struct {
+		At   float64 `json:"at"`
+		Code int     `json:"code"`
+		Name string  `json:"name"`
+	}
+	type stepsEv struct {
+		Create step     `json:"create"`
+		Delete step     `json:"delete"`
+		Names  []string `json:"names"`
+	}
+	d := decls("p-one", "steps", stepsEv{})
+	claim := func(exp string) string {
+		return `apiVersion: kubeproof.io/v1alpha1
+kind: Claims
+document: {file: d.md, title: D}
+claims:
+- {id: X-ONE, section: s, quote: q, statement: st, component: c, kind: behaviour, specs: [p-one], expect: [` + exp + `]}
+`
+	}
+	for exp, want := range map[string]string{
+		`{evidence: steps.create.at, before: steps.delete.at}`:                 "",
+		`{evidence: steps.delete.at, minus: steps.create.at, atMost: 5000}`:    "",
+		`{evidence: steps.create.name, sameAs: steps.delete.name}`:             "",
+		`{evidence: steps.names.#, equals: 2}`:                                 "",
+		`{evidence: steps.create.at, sameAs: steps.delete.at, tolerance: 100}`: "",
+		`{evidence: steps.create.name, before: steps.delete.at}`:               "steps.create.name is a string, not a number",
+		`{evidence: steps.create.at, after: steps.delete.when}`:                `steps.delete has no field "when"`,
+		`{evidence: steps.create.name, sameAs: steps.delete.code}`:             "can never hold",
+		`{evidence: steps.delete.at, minus: steps.create.name, atLeast: 0}`:    "minus: steps.create.name is a string",
+		`{evidence: steps.create.code.#, equals: 1}`:                           "# is the length of a list",
+		`{evidence: steps.names.#, matches: x}`:                                "wants a string",
+	} {
+		cat, err := Load(fstest.MapFS{"d.yaml": {Data: []byte(claim(exp))}})
+		if err != nil {
+			t.Fatalf("%s: %v", exp, err)
+		}
+		errs := fmt.Sprint(CheckEvidence(cat, d))
+		if want == "" && errs != "[]" || want != "" && !strings.Contains(errs, want) {
+			t.Errorf("%s: %s, want %q", exp, errs, want)
+		}
+	}
+}

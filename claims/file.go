@@ -101,6 +101,9 @@ type Claim struct {
 	// Conditional lists conditions under which the claim holds when Expect
 	// does not: the verdict is then "conditional" with that condition.
 	Conditional []Alternative `json:"conditional,omitempty"`
+	// Readings are other ways to decide the claim, tried in order where the
+	// cluster lacks a capability its own needs (Reading).
+	Readings []Reading `json:"readings,omitempty"`
 	// Context are evidence paths shown beside the verdict to explain it,
 	// without deciding it.
 	Context []string `json:"context,omitempty"`

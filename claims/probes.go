@@ -45,7 +45,7 @@ func (c *Catalog) ProbeEvidence() []evidence.EvidenceDecl {
 // requiring it).
 func CheckProbeNeeds(cat *Catalog) []error {
 	var errs []error
-	for _, c := range cat.Claims {
+	for _, c := range WithReadings(cat.Claims) {
 		paths := slices.Clone(c.Context)
 		for _, e := range c.Expect {
 			paths = append(paths, e.Evidence)

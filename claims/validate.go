@@ -88,6 +88,9 @@ func (c *Catalog) Validate() error {
 		for _, err := range cl.validateRelations() {
 			bad("%v", err)
 		}
+		for _, b := range cl.validateReadings() {
+			bad("%s", b)
+		}
 		for _, alt := range cl.Conditional {
 			if alt.Condition == "" || len(alt.Expect) == 0 {
 				bad("a conditional alternative needs a condition and expectations")
@@ -110,6 +113,7 @@ func (c *Catalog) Validate() error {
 			errs = append(errs, fmt.Sprintf("probe %s: ID must be lower-case letters, digits and dashes", p.ID))
 		}
 		errs = append(errs, p.Validate()...)
+		errs = append(errs, p.ValidateCluster()...)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid claims catalog:\n  %s", strings.Join(errs, "\n  "))

@@ -72,3 +72,47 @@ func providerAbility[T any](f *Framework, what string) T {
 	}
 	return a
 }
+
+// RestartComponent restarts a component of the cluster under test with
+// change (other flags, feature gates, a configuration patch) and returns
+// what restarts it as it was, which also runs when the spec ends if the
+// spec did not (also when it failed). The spec skips, saying why, when the
+// provider cannot restart components. Specs that call it disturb every
+// other spec: they run alone (Serial).
+func (f *Framework) RestartComponent(ctx context.Context, name string, change cluster.ComponentChange) (restore func(context.Context) error, err error) {
+	ginkgo.GinkgoHelper()
+	restarter := providerAbility[cluster.ComponentRestarter](f, "restart its components")
+	ginkgo.By("restarting " + name)
+	back, err := restarter.RestartComponent(ctx, name, change)
+	if err != nil {
+		return nil, err
+	}
+	var once sync.Once
+	var backErr error
+	restoreOnce := func(ctx context.Context) error {
+		once.Do(func() {
+			ginkgo.By("restarting " + name + " as it was")
+			backErr = back(ctx)
+		})
+		return backErr
+	}
+	ginkgo.DeferCleanup(func(ctx context.Context) {
+		ExpectNoError(restoreOnce(ctx), "restart %s as it was", name)
+	})
+	return restoreOnce, nil
+}
+
+// StartExtraComponent runs another instance of a component (a second
+// kube-scheduler named name) beside the cluster's own until the spec ends.
+// The spec skips, saying why, when the provider cannot.
+func (f *Framework) StartExtraComponent(ctx context.Context, component, name string, args []string) error {
+	ginkgo.GinkgoHelper()
+	starter := providerAbility[cluster.ExtraComponentStarter](f, "run a second "+component)
+	ginkgo.By(fmt.Sprintf("starting a second %s, %s", component, name))
+	stop, err := starter.StartExtraComponent(ctx, component, name, args)
+	if err != nil {
+		return err
+	}
+	ginkgo.DeferCleanup(func() { ExpectNoError(stop(), "stop the second %s %s", component, name) })
+	return nil
+}

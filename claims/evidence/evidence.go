@@ -30,11 +30,20 @@ type EvidenceDecl struct {
 
 // Resolve follows a dot-separated evidence path (its first part is the
 // evidence name) through t and returns the type found at its end: struct
-// fields by their JSON names, map keys of any value, list indexes.
+// fields by their JSON names, map keys of any value, list indexes, # for
+// the length of a list, an object or a string.
 func Resolve(t reflect.Type, path string) (reflect.Type, error) {
 	parts := strings.Split(path, ".")
 	for i, p := range parts[1:] {
 		t = Deref(t)
+		if p == "#" {
+			switch t.Kind() {
+			case reflect.Slice, reflect.Array, reflect.Map, reflect.String, reflect.Interface:
+				t = reflect.TypeFor[int]()
+				continue
+			}
+			return nil, fmt.Errorf("%s is a %s: # is the length of a list, an object or a string", strings.Join(parts[:i+1], "."), t.Kind())
+		}
 		switch t.Kind() {
 		case reflect.Struct:
 			f, ok := FieldType(t, p)

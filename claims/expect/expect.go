@@ -7,11 +7,11 @@
 package expect
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -19,21 +19,32 @@ import (
 )
 
 // Expectation is one condition on evidence: what the document says,
-// written so that the judge can hold it against what the cluster did.
+// written so that the judge can hold it against what the cluster did. Its
+// right side is a constant (equals: Running), or another piece of evidence
+// (before: steps.delete.at), so that two observations are compared with
+// each other rather than each with a number written by hand.
 type Expectation struct {
 	// Evidence is the path of an observed value: the evidence name a spec
 	// recorded, then fields or list indexes, dot-separated
-	// ("stored.nodeName", "binding.0.verb").
+	// ("stored.nodeName", "binding.0.verb"); a last part # is the length of
+	// the list (or object, or string) before it ("pod.values.phase.#").
 	Evidence string `json:"evidence"`
 	// Spec, if set, reads the evidence of that spec only.
 	Spec string `json:"spec,omitempty"`
 	// Says is the document's side in words, for the report.
 	Says string `json:"says,omitempty"`
+	// Minus names a second evidence path, a number: the value the operator
+	// holds is the evidence minus that one, the time between two events
+	// ({evidence: pod.changes.ready.1.at, minus: steps.create.at, atMost:
+	// 5000}). It goes with equals, notEquals, atLeast/atMost and
+	// withinClaimed.
+	Minus string `json:"minus,omitempty"`
 
 	// Exactly one of the following (AtLeast and AtMost may go together;
-	// WithinClaimed stands for both).
+	// WithinClaimed stands for both; Tolerance goes with SameAs).
 
-	// Equals holds when the evidence is this value.
+	// Equals holds when the evidence is this value (null: the value is
+	// null or absent).
 	Equals *json.RawMessage `json:"equals,omitempty"`
 	// NotEquals holds when the evidence is not this value.
 	NotEquals *json.RawMessage `json:"notEquals,omitempty"`
@@ -42,9 +53,15 @@ type Expectation struct {
 	// Matches holds when the evidence, a string, matches this regular
 	// expression.
 	Matches string `json:"matches,omitempty"`
+	// NotMatches holds exactly when matches would not: the evidence is not
+	// a string that matches this regular expression (null and absent
+	// values hold).
+	NotMatches string `json:"notMatches,omitempty"`
 	// Contains holds when the evidence, a list, has this element, or, a
 	// string, has this substring.
 	Contains *json.RawMessage `json:"contains,omitempty"`
+	// NotContains holds exactly when contains would not.
+	NotContains *json.RawMessage `json:"notContains,omitempty"`
 	// AtLeast holds when the evidence, a number, is this or more.
 	AtLeast *float64 `json:"atLeast,omitempty"`
 	// AtMost holds when the evidence, a number, is this or less.
@@ -57,32 +74,127 @@ type Expectation struct {
 	// AnyMatches holds when the evidence, a list, has an element that
 	// matches: for a list of strings a regular expression; for a list of
 	// objects an object of field -> regular expression, all of which must
-	// match the element's field (numbers and booleans as JSON writes them).
+	// match the element's field (numbers and booleans as JSON writes them;
+	// a null or absent field matches no expression, only null; a dotted
+	// field reaches into the element: body.hash).
 	AnyMatches *json.RawMessage `json:"anyMatches,omitempty"`
+	// NoneMatches holds when the evidence, a list, has no element that
+	// anyMatches would take (an empty list holds).
+	NoneMatches *json.RawMessage `json:"noneMatches,omitempty"`
+	// Absent holds, when true, if the evidence is null or has no value
+	// (a field a JSONPath found nothing at, a list element past its end);
+	// when false, if it has a value other than null.
+	Absent *bool `json:"absent,omitempty"`
+	// SameAs holds when the evidence equals the value at this other
+	// evidence path (two values read in two places); with Tolerance, when
+	// both are numbers at most Tolerance apart ("at the same time").
+	SameAs string `json:"sameAs,omitempty"`
+	// Tolerance is how far apart two numbers SameAs still takes as the
+	// same (milliseconds, for times).
+	Tolerance *float64 `json:"tolerance,omitempty"`
+	// NotSameAs holds when the evidence differs from the value at this
+	// other evidence path.
+	NotSameAs string `json:"notSameAs,omitempty"`
+	// Before holds when the evidence, a number (a time), is less than the
+	// one at this other evidence path: it happened first.
+	Before string `json:"before,omitempty"`
+	// After holds when the evidence, a number (a time), is greater than
+	// the one at this other evidence path.
+	After string `json:"after,omitempty"`
 }
+
+// UnmarshalJSON reads an expectation as the loader reads every field
+// (unknown fields refused), and keeps an operator written as null
+// (equals: null) as the JSON value null rather than as no operator.
+func (e *Expectation) UnmarshalJSON(data []byte) error {
+	type plain Expectation
+	var p plain
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return err
+	}
+	null := json.RawMessage("null")
+	for key, target := range map[string]**json.RawMessage{"equals": &p.Equals, "notEquals": &p.NotEquals, "contains": &p.Contains, "notContains": &p.NotContains} {
+		if raw, ok := fields[key]; ok && bytes.Equal(bytes.TrimSpace(raw), null) {
+			v := slices.Clone(null)
+			*target = &v
+		}
+	}
+	*e = Expectation(p)
+	return nil
+}
+
+// operators names the operators the expectation sets (atLeast and atMost
+// count as one, as withinClaimed does with them).
+func (e Expectation) operators() []string {
+	var out []string
+	for _, op := range []struct {
+		name string
+		set  bool
+	}{
+		{"equals", e.Equals != nil}, {"notEquals", e.NotEquals != nil}, {"oneOf", e.OneOf != nil},
+		{"matches", e.Matches != ""}, {"notMatches", e.NotMatches != ""},
+		{"contains", e.Contains != nil}, {"notContains", e.NotContains != nil},
+		{"atLeast/atMost", e.AtLeast != nil || e.AtMost != nil || e.WithinClaimed},
+		{"anyMatches", e.AnyMatches != nil}, {"noneMatches", e.NoneMatches != nil}, {"absent", e.Absent != nil},
+		{"sameAs", e.SameAs != ""}, {"notSameAs", e.NotSameAs != ""}, {"before", e.Before != ""}, {"after", e.After != ""},
+	} {
+		if op.set {
+			out = append(out, op.name)
+		}
+	}
+	return out
+}
+
+// operatorNames lists every operator, for the message that asks for one.
+const operatorNames = "equals, notEquals, oneOf, matches, notMatches, contains, notContains, anyMatches, noneMatches, atLeast/atMost, withinClaimed, absent, sameAs, notSameAs, before, after"
+
+// Other is the evidence path the expectation compares the evidence with
+// (sameAs, notSameAs, before, after), or "".
+func (e Expectation) Other() string { return firstNonEmpty(e.SameAs, e.NotSameAs, e.Before, e.After) }
+
+// Relative reports whether the expectation reads evidence beside its own
+// (an operator whose right side is a path, or minus): a wait's condition,
+// which holds one field, cannot be one.
+func (e Expectation) Relative() bool { return e.Other() != "" || e.Minus != "" }
 
 func (e Expectation) Validate() error {
 	if e.Evidence == "" {
 		return errors.New("an expectation names no evidence")
 	}
-	n := 0
-	for _, set := range []bool{e.Equals != nil, e.NotEquals != nil, e.OneOf != nil, e.Matches != "", e.Contains != nil, e.AtLeast != nil || e.AtMost != nil || e.WithinClaimed, e.AnyMatches != nil} {
-		if set {
-			n++
+	if ops := e.operators(); len(ops) != 1 {
+		if len(ops) == 0 {
+			return fmt.Errorf("expectation on %s: give one of %s", e.Evidence, operatorNames)
 		}
-	}
-	if n != 1 {
-		return fmt.Errorf("expectation on %s: give exactly one of equals, notEquals, oneOf, matches, contains, anyMatches, atLeast/atMost, withinClaimed", e.Evidence)
+		return fmt.Errorf("expectation on %s: give exactly one of %s, not %s", e.Evidence, operatorNames, strings.Join(ops, " and "))
 	}
 	if e.WithinClaimed && (e.AtLeast != nil || e.AtMost != nil) {
 		return fmt.Errorf("expectation on %s: withinClaimed takes its range from claimed: give no atLeast/atMost beside it", e.Evidence)
 	}
-	if e.Matches != "" {
-		if _, err := regexp.Compile(e.Matches); err != nil {
-			return fmt.Errorf("expectation on %s: %w", e.Evidence, err)
+	if e.Tolerance != nil && (e.SameAs == "" || *e.Tolerance < 0) {
+		return fmt.Errorf("expectation on %s: tolerance is how far apart two numbers sameAs takes as the same: a number ≥ 0 beside sameAs", e.Evidence)
+	}
+	if e.Minus != "" && e.Equals == nil && e.NotEquals == nil && !e.Ranged() {
+		return fmt.Errorf("expectation on %s: minus %s makes the value a difference of two numbers: hold it with equals, notEquals, atLeast/atMost or withinClaimed", e.Evidence, e.Minus)
+	}
+	for _, p := range []string{e.Minus, e.Other()} {
+		if p != "" && (strings.ContainsAny(p, " \t") || strings.HasPrefix(p, ".") || strings.HasSuffix(p, ".")) {
+			return fmt.Errorf("expectation on %s: %q is not an evidence path (name.field.0)", e.Evidence, p)
 		}
 	}
-	if e.AnyMatches != nil {
+	for _, re := range []string{e.Matches, e.NotMatches} {
+		if re != "" {
+			if _, err := regexp.Compile(re); err != nil {
+				return fmt.Errorf("expectation on %s: %w", e.Evidence, err)
+			}
+		}
+	}
+	if e.AnyMatches != nil || e.NoneMatches != nil {
 		if _, err := e.ElementPattern(); err != nil {
 			return fmt.Errorf("expectation on %s: %w", e.Evidence, err)
 		}
@@ -90,89 +202,11 @@ func (e Expectation) Validate() error {
 	return nil
 }
 
-// ranged says the expectation holds a number to a range.
+// Ranged says the expectation holds a number to a range.
 func (e Expectation) Ranged() bool { return e.AtLeast != nil || e.AtMost != nil || e.WithinClaimed }
 
-// ElementPattern is an anyMatches value, compiled: Whole for a list of
-// strings, Fields for a list of objects.
-type ElementPattern struct {
-	Whole  *regexp.Regexp
-	Fields map[string]*regexp.Regexp
-}
-
-// ElementPattern compiles the expectation's anyMatches.
-func (e Expectation) ElementPattern() (ElementPattern, error) {
-	var p ElementPattern
-	if e.AnyMatches == nil {
-		return p, errors.New("no anyMatches")
-	}
-	var v any
-	if err := json.Unmarshal(*e.AnyMatches, &v); err != nil {
-		return p, fmt.Errorf("anyMatches: %w", err)
-	}
-	switch x := v.(type) {
-	case string:
-		re, err := regexp.Compile(x)
-		if err != nil {
-			return p, fmt.Errorf("anyMatches: %w", err)
-		}
-		p.Whole = re
-	case map[string]any:
-		if len(x) == 0 {
-			return p, errors.New("anyMatches: an object of field -> regular expression names no field")
-		}
-		p.Fields = map[string]*regexp.Regexp{}
-		for field, pat := range x {
-			s, ok := pat.(string)
-			if !ok {
-				return p, fmt.Errorf("anyMatches: field %s: the value is a regular expression, a string, not %s", field, jsonKind(pat))
-			}
-			re, err := regexp.Compile(s)
-			if err != nil {
-				return p, fmt.Errorf("anyMatches: field %s: %w", field, err)
-			}
-			p.Fields[field] = re
-		}
-	default:
-		return p, fmt.Errorf("anyMatches: want a regular expression (a list of strings) or an object of field -> regular expression (a list of objects), not %s", jsonKind(v))
-	}
-	return p, nil
-}
-
-// Match says whether the element el of a list decoded from JSON matches:
-// a string the whole pattern, an object every field's pattern (a field's
-// value rendered as JSON renders it, strings without their quotes).
-func (p ElementPattern) Match(el any) bool {
-	if p.Whole != nil {
-		s, ok := el.(string)
-		return ok && p.Whole.MatchString(s)
-	}
-	obj, ok := el.(map[string]any)
-	if !ok {
-		return false
-	}
-	for field, re := range p.Fields {
-		v, ok := obj[field]
-		if !ok || !re.MatchString(render(v)) {
-			return false
-		}
-	}
-	return true
-}
-
-// render is a value as anyMatches matches it.
-func render(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
-}
-
-// Want describes the expectation's condition ("= \"Pending\"", "≥ 1").
+// Want describes the expectation's condition ("= \"Pending\"", "≥ 1",
+// "before steps.delete.at").
 func (e Expectation) Want() string {
 	switch {
 	case e.Equals != nil:
@@ -187,10 +221,30 @@ func (e Expectation) Want() string {
 		return "one of " + strings.Join(parts, ", ")
 	case e.Matches != "":
 		return "matches /" + e.Matches + "/"
+	case e.NotMatches != "":
+		return "does not match /" + e.NotMatches + "/"
 	case e.Contains != nil:
 		return "contains " + string(*e.Contains)
+	case e.NotContains != nil:
+		return "does not contain " + string(*e.NotContains)
 	case e.AnyMatches != nil:
-		return anyMatchesWant(e)
+		return elementWant(e, "an element")
+	case e.NoneMatches != nil:
+		return elementWant(e, "no element")
+	case e.Absent != nil && *e.Absent:
+		return "absent or null"
+	case e.Absent != nil:
+		return "present (not null)"
+	case e.SameAs != "" && e.Tolerance != nil:
+		return fmt.Sprintf("within %s of %s", num(*e.Tolerance), e.SameAs)
+	case e.SameAs != "":
+		return "the same as " + e.SameAs
+	case e.NotSameAs != "":
+		return "not the same as " + e.NotSameAs
+	case e.Before != "":
+		return "before (less than) " + e.Before
+	case e.After != "":
+		return "after (greater than) " + e.After
 	case e.WithinClaimed && e.AtLeast == nil && e.AtMost == nil:
 		return "within the claimed range"
 	case e.AtLeast != nil && e.AtMost != nil:
@@ -203,85 +257,37 @@ func (e Expectation) Want() string {
 	return "?"
 }
 
-// anyMatchesWant is anyMatches in words: "an element matching /re/", "an
-// element with kind ~ /re/, name ~ /re/" (fields sorted).
-func anyMatchesWant(e Expectation) string {
+// elementWant is anyMatches or noneMatches in words: "an element matching
+// /re/", "no element with kind ~ /re/, name = null" (fields sorted).
+func elementWant(e Expectation, which string) string {
 	p, err := e.ElementPattern()
 	if err != nil {
-		return "anyMatches " + string(*e.AnyMatches)
+		raw, op := e.elementRaw()
+		return op + " " + string(raw)
 	}
 	if p.Whole != nil {
-		return "an element matching /" + p.Whole.String() + "/"
+		return which + " matching /" + p.Whole.String() + "/"
 	}
 	fields := slices.Sorted(maps.Keys(p.Fields))
 	parts := make([]string, len(fields))
 	for i, f := range fields {
+		if p.Fields[f] == nil {
+			parts[i] = f + " null or absent"
+			continue
+		}
 		parts[i] = f + " ~ /" + p.Fields[f].String() + "/"
 	}
-	return "an element with " + strings.Join(parts, ", ")
+	return which + " with " + strings.Join(parts, ", ")
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
-// Holds reports whether an observed value v (decoded from JSON: float64,
-// string, bool, []any, map[string]any) satisfies e. The judge holds
-// evidence to claims with it; a probe's wait holds an object's field to
-// its condition with it.
-func (e Expectation) Holds(v any) bool {
-	switch {
-	case e.Equals != nil:
-		return rawEqual(*e.Equals, v)
-	case e.NotEquals != nil:
-		return !rawEqual(*e.NotEquals, v)
-	case e.OneOf != nil:
-		for _, r := range e.OneOf {
-			if rawEqual(r, v) {
-				return true
-			}
+// firstNonEmpty is the first of s that is not empty.
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
 		}
-		return false
-	case e.Matches != "":
-		s, ok := v.(string)
-		return ok && regexp.MustCompile(e.Matches).MatchString(s)
-	case e.Contains != nil:
-		var want any
-		if json.Unmarshal(*e.Contains, &want) != nil {
-			return false
-		}
-		switch x := v.(type) {
-		case string:
-			ws, ok := want.(string)
-			return ok && strings.Contains(x, ws)
-		case []any:
-			for _, el := range x {
-				if jsonEqual(want, el) {
-					return true
-				}
-			}
-		}
-		return false
-	case e.AnyMatches != nil:
-		p, err := e.ElementPattern()
-		list, ok := v.([]any)
-		return err == nil && ok && slices.ContainsFunc(list, p.Match)
-	case e.AtLeast != nil || e.AtMost != nil:
-		f, ok := v.(float64)
-		if !ok {
-			return false
-		}
-		return (e.AtLeast == nil || f >= *e.AtLeast) && (e.AtMost == nil || f <= *e.AtMost)
 	}
-	return false
-}
-
-// jsonEqual compares two values decoded from JSON.
-func jsonEqual(a, b any) bool { return reflect.DeepEqual(a, b) }
-
-// rawEqual compares a JSON value with a decoded Go value.
-func rawEqual(raw json.RawMessage, v any) bool {
-	var want any
-	if err := json.Unmarshal(raw, &want); err != nil {
-		return false
-	}
-	return jsonEqual(want, v)
+	return ""
 }

@@ -10,6 +10,48 @@ import (
 	"github.com/kubeproof/kubeproof/claims/evidence"
 )
 
+// FitsWith is Fits for an expectation that may read other evidence
+// (minus, sameAs, before...): resolve finds the type at another path.
+func (e Expectation) FitsWith(t reflect.Type, resolve func(string) (reflect.Type, error)) error {
+	number := func(path string, t reflect.Type) error {
+		if t.Kind() == reflect.Interface || numeric(t) {
+			return nil
+		}
+		return fmt.Errorf("%s is a %s, not a number: %s compares numbers", path, t, e.Want())
+	}
+	if e.Minus != "" {
+		mt, err := resolve(e.Minus)
+		if err != nil {
+			return fmt.Errorf("minus: %w", err)
+		}
+		if err := number(e.Evidence, t); err != nil {
+			return fmt.Errorf("minus %s: %w", e.Minus, err)
+		}
+		if err := number(e.Minus, mt); err != nil {
+			return fmt.Errorf("minus: %w", err)
+		}
+		t = reflect.TypeFor[float64]()
+	}
+	other := e.Other()
+	if other == "" {
+		return e.Fits(t)
+	}
+	ot, err := resolve(other)
+	if err != nil {
+		return err
+	}
+	if e.Before != "" || e.After != "" || e.Tolerance != nil {
+		if err := number(e.Evidence, t); err != nil {
+			return err
+		}
+		return number(other, ot)
+	}
+	if t.Kind() == reflect.Interface || ot.Kind() == reflect.Interface || (numeric(t) && numeric(ot)) || t.Kind() == ot.Kind() {
+		return nil
+	}
+	return fmt.Errorf("%s is a %s and %s a %s: %s can never hold", e.Evidence, t, other, ot, e.Want())
+}
+
 // Fits reports whether a value of type t can ever satisfy e.
 func (e Expectation) Fits(t reflect.Type) error {
 	if t.Kind() == reflect.Interface {
@@ -22,16 +64,18 @@ func (e Expectation) Fits(t reflect.Type) error {
 		return fmt.Errorf("%s wants %s, but the spec records a %s", e.Want(), what, t)
 	}
 	switch {
-	case e.Matches != "":
+	case e.Matches != "", e.NotMatches != "":
 		return want(t.Kind() == reflect.String, "a string")
+	case e.Absent != nil:
+		return nil
 	case e.Ranged():
 		return want(numeric(t), "a number")
-	case e.AnyMatches != nil:
+	case e.AnyMatches != nil, e.NoneMatches != nil:
 		if err := want(t.Kind() == reflect.Slice || t.Kind() == reflect.Array, "a list"); err != nil {
 			return err
 		}
 		return e.elementFits(evidence.Deref(t.Elem()))
-	case e.Contains != nil:
+	case e.Contains != nil, e.NotContains != nil:
 		return want(t.Kind() == reflect.String || t.Kind() == reflect.Slice || t.Kind() == reflect.Array, "a string or a list")
 	}
 	var raws []json.RawMessage
@@ -74,7 +118,7 @@ func (e Expectation) elementFits(t reflect.Type) error {
 		return nil
 	case reflect.Struct:
 		for field := range p.Fields {
-			if _, ok := evidence.FieldType(t, field); !ok {
+			if _, err := evidence.Resolve(t, "element."+field); err != nil {
 				return fmt.Errorf("%s: the list's elements have no field %q (they have %s)", e.Want(), field, strings.Join(evidence.FieldNames(t), ", "))
 			}
 		}
@@ -92,7 +136,8 @@ func numeric(t reflect.Type) bool {
 func kindFits(v any, t reflect.Type) bool {
 	switch v.(type) {
 	case nil:
-		return slices.Contains([]reflect.Kind{reflect.Slice, reflect.Map, reflect.Interface}, t.Kind())
+		// Any value can be absent, and an absent value reads null.
+		return true
 	case bool:
 		return t.Kind() == reflect.Bool
 	case float64:

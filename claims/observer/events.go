@@ -43,6 +43,10 @@ type EventsEvidence struct {
 	Events []EventRecord `json:"events"`
 	// Reasons are the distinct reasons, in the order first seen.
 	Reasons []string `json:"reasons"`
+	// ByReason is the first Event of each reason, by reason: the time of
+	// one kind of Event, whatever came before it
+	// (events.byReason.Pulled.at).
+	ByReason map[string]EventRecord `json:"byReason"`
 	// Count is the number of distinct Events.
 	Count int `json:"count"`
 }
@@ -66,6 +70,12 @@ func (e *Events) Explain(n string, put Explainer) {
 	}
 	put(n+".reasons", "The distinct reasons of the Events about %s, in the order first seen.", obj)
 	put(n+".reasons.0", "One reason.")
+	put(n+".byReason", "The first Event of each reason about %s, by reason.", obj)
+	for f, text := range map[string]string{"reason": "Its reason.", "type": "Normal or Warning.", "message": "Its message.",
+		"count": "How many times it was reported.", "source": "The component that reported it.", "at": "When the watch first saw it (ms)."} {
+		put(n+".byReason.{key}."+f, "%s", text)
+	}
+	put(n+".byReason.{key}", "The first Event of that reason.")
 	put(n+".count", "How many distinct Events about %s were seen.", obj)
 }
 
@@ -87,7 +97,7 @@ func (e *Events) Start(ctx context.Context, env *Env) (Recorder, error) {
 }
 
 func (r *eventsRecorder) Evidence() (any, error) {
-	ev := EventsEvidence{Events: []EventRecord{}, Reasons: []string{}}
+	ev := EventsEvidence{Events: []EventRecord{}, Reasons: []string{}, ByReason: map[string]EventRecord{}}
 	index := map[string]int{}
 	for _, e := range r.rec.Events() {
 		k, ok := e.Object.(*corev1.Event)
@@ -112,6 +122,11 @@ func (r *eventsRecorder) Evidence() (any, error) {
 		}
 	}
 	ev.Count = len(ev.Events)
+	for _, e := range ev.Events {
+		if _, seen := ev.ByReason[e.Reason]; !seen {
+			ev.ByReason[e.Reason] = e
+		}
+	}
 	return ev, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -16,8 +17,9 @@ import (
 type Metric struct {
 	// Component is kube-apiserver or kubelet.
 	Component string `json:"component"`
-	// Node is the kubelet's node (default: the cluster's only node, or the
-	// first node listed).
+	// Node is the kubelet's node; without it the cluster must have one node
+	// (on a cluster of several the observer refuses to guess: its claims are
+	// not checkable, naming the nodes).
 	Node string `json:"node,omitempty"`
 	// Name is the metric's name (apiserver_request_total).
 	Name string `json:"name"`
@@ -44,7 +46,7 @@ func (m *Metric) Validate() []string {
 func (m *Metric) Evidence() reflect.Type { return reflect.TypeFor[MetricEvidence]() }
 
 func (m *Metric) Explain(n string, put Explainer) {
-	put(n, "The %s metric %s when the probe started and when it ended.", m.Component, m.Name)
+	put(n, "The %s metric %s (the sum of its samples whose labels include %v) when the probe started and when it ended.", m.Component, m.Name, m.Labels)
 	put(n+".before", "Its value when the probe started.")
 	put(n+".after", "Its value when the probe ended.")
 	put(n+".change", "after - before.")
@@ -75,8 +77,15 @@ func (r *metricRecorder) read(ctx context.Context) (float64, error) {
 		node := r.m.Node
 		if node == "" {
 			nodes, lerr := r.env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-			if lerr != nil || len(nodes.Items) == 0 {
-				return 0, fmt.Errorf("find a node for the kubelet's metric: %v", lerr)
+			if lerr != nil {
+				return 0, fmt.Errorf("find the node for the kubelet's metric: %w", lerr)
+			}
+			if len(nodes.Items) != 1 {
+				var names []string
+				for _, n := range nodes.Items {
+					names = append(names, n.Name)
+				}
+				return 0, fmt.Errorf("the kubelet's metric needs node: the cluster has %d nodes (%s), and the observer does not guess which one", len(nodes.Items), strings.Join(names, ", "))
 			}
 			node = nodes.Items[0].Name
 		}

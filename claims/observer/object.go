@@ -3,6 +3,7 @@ package observer
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"slices"
@@ -53,13 +54,19 @@ func (o *Object) Validate() []string {
 	if len(o.Fields) == 0 {
 		errs = append(errs, "object needs fields (name: JSONPath)")
 	}
-	for _, f := range o.FieldNames() {
-		jp := o.Fields[f]
+	return append(errs, validateFields("field", o.Fields)...)
+}
+
+// validateFields checks a map of name -> JSONPath (an observer's fields).
+func validateFields(what string, fields map[string]string) []string {
+	var errs []string
+	for _, f := range slices.Sorted(maps.Keys(fields)) {
+		jp := fields[f]
 		if !fieldNameRE.MatchString(f) {
-			errs = append(errs, fmt.Sprintf("field name %q must be letters and digits", f))
+			errs = append(errs, fmt.Sprintf("%s name %q must be letters and digits", what, f))
 		}
 		if !strings.HasPrefix(jp, "{") || !strings.HasSuffix(jp, "}") {
-			errs = append(errs, fmt.Sprintf("field %s: %q is not a JSONPath in braces ({.status.phase})", f, jp))
+			errs = append(errs, fmt.Sprintf("%s %s: %q is not a JSONPath in braces ({.status.phase})", what, f, jp))
 		}
 	}
 	return errs
@@ -217,7 +224,12 @@ func (r *objectRecorder) history(events []observe.Event) map[string]any {
 	distinct := map[string][]any{}
 	changes := map[string][]Change{}
 	intervals := map[string][]float64{}
+	// An object never seen has every field null, first and last: a claim
+	// reads null (the object was not there), not a missing field.
 	first, last := map[string]any{}, map[string]any{}
+	for _, name := range r.names {
+		first[name], last[name] = nil, nil
+	}
 	var deletedAt *float64
 	for i, e := range events {
 		at := r.env.Millis(e.Received)

@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubeproof/kubeproof/contract/cluster"
 )
@@ -116,15 +117,21 @@ func Keys() []string {
 // Env is the cluster a probe runs on, as its observers (and its steps)
 // reach it.
 type Env struct {
-	Client  kubernetes.Interface
-	Dynamic dynamic.Interface
-	Mapper  meta.RESTMapper
+	Client kubernetes.Interface
+	// RESTConfig is the client's configuration: with it an observer
+	// reaches a component's own endpoint (its /metrics).
+	RESTConfig *rest.Config
+	Dynamic    dynamic.Interface
+	Mapper     meta.RESTMapper
 	// Namespace is the probe's own.
 	Namespace string
 	Cluster   *cluster.Info
 	// Start is when the probe's first step began: every time in evidence
 	// is milliseconds after it.
 	Start time.Time
+	// StepStarts is when each step began, by name, as the steps are taken
+	// (an observer reads it once the last is done).
+	StepStarts map[string]time.Time
 	// APITimeout bounds one request to the cluster; AuditTimeout the wait
 	// for the audit log to hold a request.
 	APITimeout, AuditTimeout time.Duration

@@ -6,20 +6,18 @@
 package probe
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/kubeproof/kubeproof/claims/evidence"
-	"github.com/kubeproof/kubeproof/claims/expect"
 	"github.com/kubeproof/kubeproof/claims/observer"
 	"github.com/kubeproof/kubeproof/contract/cluster"
+	"github.com/kubeproof/kubeproof/kube/podsecurity"
 )
 
 // Probe is a spec written in a claims file instead of Go: steps to take on
@@ -40,6 +38,17 @@ type Probe struct {
 	Requires []cluster.Capability `json:"requires,omitempty"`
 	// Timeout bounds the whole probe (default 3m).
 	Timeout string `json:"timeout,omitempty"`
+	// Scope is namespace (default) or cluster: a probe that makes
+	// cluster-scoped objects, or stops, restarts or adds components, says
+	// cluster; it then runs alone, its cleanup removes what it made, and it
+	// runs only on a cluster nobody else uses (Disposable).
+	Scope Scope `json:"scope,omitempty"`
+	// PodSecurity is the Pod Security level its Pods need, when more than
+	// restricted (the level every spec's Pods pass unless they say so):
+	// baseline, or privileged (a Pod with hostNetwork). Its namespace is
+	// labelled with it; on a cluster that refuses the level its claims are
+	// not checkable, naming PodSecurity.
+	PodSecurity podsecurity.Level `json:"podSecurity,omitempty"`
 	// Observe are the observers, started before the first step in the
 	// order given and stopped after the last.
 	Observe []Observer `json:"observe,omitempty"`
@@ -65,128 +74,25 @@ func (p LoadedProbe) Manifest(a Apply) ([]byte, error) {
 	if a.File == "" {
 		return []byte(a.Manifest), nil
 	}
-	path := a.File
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(filepath.Dir(p.Path), path)
-	}
-	data, err := os.ReadFile(path)
+	data, err := os.ReadFile(p.Relative(a.File))
 	if err != nil {
 		return nil, fmt.Errorf("probe %s: read manifest: %w", p.ID, err)
 	}
 	return data, nil
 }
 
+// Relative is path as the probe's files name it: relative to the claims
+// file, unless absolute.
+func (p LoadedProbe) Relative(path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(filepath.Dir(p.Path), path)
+}
+
 // Object names one object of the probe: in the probe's namespace unless it
 // is cluster-scoped.
 type Object = observer.Ref
-
-// Step is one action of a probe: exactly one of its actions is set.
-type Step struct {
-	// Name names the step in the evidence "steps" (steps.<name>.code) and
-	// in messages; without one a step is step<N> (1-based).
-	Name string `json:"name,omitempty"`
-	// AllowFailure records a failed request (its code, reason, message)
-	// and goes on, for a sentence that says a request is refused.
-	AllowFailure bool `json:"allowFailure,omitempty"`
-
-	// Apply creates the objects of a manifest (one or more YAML documents)
-	// in the probe's namespace, inline or from a file relative to the
-	// claims file (the document's own YAML).
-	Apply *Apply `json:"apply,omitempty" schema:"oneof"`
-	// Patch patches an object.
-	Patch *Patch `json:"patch,omitempty" schema:"oneof"`
-	// Delete deletes an object.
-	Delete *Delete `json:"delete,omitempty" schema:"oneof"`
-	// Wait waits until an observer's object meets a condition.
-	Wait *Wait `json:"wait,omitempty" schema:"oneof"`
-	// Kubectl runs the cluster's kubectl with these arguments in the
-	// probe's namespace (-n is added); its exit code is steps.<name>.code.
-	Kubectl []string `json:"kubectl,omitempty" schema:"oneof"`
-	// As runs a kubectl or exec step as another user: with an x509 client
-	// certificate the cluster's CSR API issues for it (needs a signer and
-	// the right to approve CSRs), so that the API server authenticates
-	// that user, not an impersonation.
-	As *Identity `json:"as,omitempty"`
-	// Exec runs a command in a container of a Pod of the probe (through
-	// the API server, as kubectl exec does).
-	Exec *Exec `json:"exec,omitempty" schema:"oneof"`
-	// StopComponent stops a component of the cluster (etcd,
-	// kube-controller-manager, kube-scheduler) where the provider can; it
-	// is started again by a StartComponent step or when the probe ends. A
-	// probe that stops one runs alone (Serial); on a provider that cannot,
-	// its claims are not checkable, naming that.
-	StopComponent string `json:"stopComponent,omitempty" schema:"oneof"`
-	// StartComponent starts a component a StopComponent step stopped and
-	// waits until it is healthy.
-	StartComponent string `json:"startComponent,omitempty" schema:"oneof"`
-}
-
-// StopsComponents reports whether the probe stops a component (and must
-// run alone).
-func (p Probe) StopsComponents() bool {
-	return slices.ContainsFunc(p.Steps, func(s Step) bool { return s.StopComponent != "" })
-}
-
-// Identity is a user to act as.
-type Identity struct {
-	// User is the certificate's common name, the username.
-	User string `json:"user"`
-	// Groups are its organizations, the user's groups.
-	Groups []string `json:"groups,omitempty"`
-}
-
-// Apply is a manifest to create.
-type Apply struct {
-	// Manifest is the YAML, inline.
-	Manifest string `json:"manifest,omitempty"`
-	// File is a YAML file, relative to the claims file.
-	File string `json:"file,omitempty"`
-}
-
-// Patch changes an object.
-type Patch struct {
-	Object `json:",inline"`
-	// Type is merge (default), strategic or json.
-	Type string `json:"type,omitempty"`
-	// Patch is the patch, as YAML or JSON.
-	Patch json.RawMessage `json:"patch"`
-	// Subresource, if set, is patched instead (status).
-	Subresource string `json:"subresource,omitempty"`
-}
-
-// Delete removes an object.
-type Delete struct {
-	Object `json:",inline"`
-	// Propagation is Foreground, Background or Orphan (default: the
-	// server's for the kind).
-	Propagation string `json:"propagation,omitempty"`
-	// GracePeriodSeconds overrides the object's grace period.
-	GracePeriodSeconds *int64 `json:"gracePeriodSeconds,omitempty"`
-}
-
-// Exec is a command run in a container.
-type Exec struct {
-	// Pod and Container name where to run it (Container: the first).
-	Pod       string `json:"pod"`
-	Container string `json:"container,omitempty"`
-	// Command is the command and its arguments.
-	Command []string `json:"command"`
-}
-
-// Wait waits on an object observer: until its object's field meets a
-// condition, or until it is deleted.
-type Wait struct {
-	// Observer is the name of an object observer of the probe.
-	Observer string `json:"observer"`
-	// Field is one of the observer's fields; Condition is held against its
-	// latest value (the operators of an expectation, evidence left out).
-	Field     string              `json:"field,omitempty"`
-	Condition *expect.Expectation `json:"condition,omitempty"`
-	// Deleted waits until the object is gone instead.
-	Deleted bool `json:"deleted,omitempty"`
-	// Timeout bounds the wait (default 60s).
-	Timeout string `json:"timeout,omitempty"`
-}
 
 // Observer records evidence under Name while the probe runs: its kinds
 // are the rows of observer.Kinds.
@@ -195,25 +101,6 @@ type Observer = observer.Observer
 // Probe evidence types: what each observer records. Times are
 // milliseconds after the probe's first step began, so that claims compare
 // them with each other and with the document's numbers.
-
-// StepResult is what a step did: steps.<name>.
-type StepResult struct {
-	// At is when the step began (ms after the first step began).
-	At float64 `json:"at"`
-	// Took is how long the step took (ms).
-	Took float64 `json:"took"`
-	// Code is the HTTP status of the step's last request (201 for a
-	// create, 422 for an invalid object), or kubectl's/the command's exit
-	// code; 0 for a wait.
-	Code int `json:"code"`
-	// Reason is the API status reason of a failed request (Invalid,
-	// Forbidden, AlreadyExists); empty on success.
-	Reason string `json:"reason"`
-	// Message is the failure's message, or the command's output.
-	Message string `json:"message"`
-}
-
-var stepNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]*$`)
 
 // StepsEvidence is the evidence name under which a probe records its steps.
 const StepsEvidence = "steps"
@@ -274,6 +161,9 @@ func (p Probe) Validate() []string {
 	if _, err := ParseTimeout(p.Timeout, time.Minute); err != nil {
 		bad("%v", err)
 	}
+	if p.PodSecurity != "" && p.PodSecurity != podsecurity.LevelBaseline && p.PodSecurity != podsecurity.LevelPrivileged {
+		bad("podSecurity %q is not baseline or privileged (restricted needs no word)", p.PodSecurity)
+	}
 	for _, c := range p.Requires {
 		if !slices.Contains(cluster.Capabilities, c) {
 			bad("requires %q, which is not a capability (%v)", c, cluster.Capabilities)
@@ -292,85 +182,23 @@ func (p Probe) Validate() []string {
 		for _, e := range o.Validate() {
 			bad("%s", e)
 		}
+		if sn, ok := o.Spec.(observer.StepsNamed); ok {
+			for _, step := range sn.StepsNamed() {
+				if !slices.Contains(p.StepNames(), step) {
+					bad("observer %s: %q names no step of the probe (%s)", o.Name, step, strings.Join(p.StepNames(), ", "))
+				}
+			}
+		}
 	}
 	seen := map[string]bool{}
 	for i, s := range p.Steps {
 		name := p.StepNames()[i]
-		if s.Name != "" && !stepNameRE.MatchString(s.Name) {
-			bad("step %s: a name is letters, digits and dashes", name)
-		}
 		if seen[name] {
 			bad("step %s: the name is used twice", name)
 		}
 		seen[name] = true
-		n := 0
-		for _, set := range []bool{s.Apply != nil, s.Patch != nil, s.Delete != nil, s.Wait != nil, s.Kubectl != nil, s.Exec != nil, s.StopComponent != "", s.StartComponent != ""} {
-			if set {
-				n++
-			}
-		}
-		if n != 1 {
-			bad("step %s: give exactly one of apply, patch, delete, wait, kubectl, exec, stopComponent, startComponent", name)
-			continue
-		}
-		for _, c := range []string{s.StopComponent, s.StartComponent} {
-			if c != "" && !slices.Contains(StoppableComponents, c) {
-				bad("step %s: %q is not a component a provider stops (%s)", name, c, strings.Join(StoppableComponents, ", "))
-			}
-		}
-		if s.StartComponent != "" && !slices.ContainsFunc(p.Steps[:i], func(b Step) bool { return b.StopComponent == s.StartComponent }) {
-			bad("step %s: starts %s, which no step before it stops", name, s.StartComponent)
-		}
-		switch {
-		case s.Apply != nil:
-			if (s.Apply.Manifest == "") == (s.Apply.File == "") {
-				bad("step %s: apply needs a manifest or a file (one)", name)
-			}
-		case s.Patch != nil:
-			if s.Patch.Kind == "" || s.Patch.Name == "" || len(s.Patch.Patch) == 0 {
-				bad("step %s: patch needs apiVersion, kind, name and patch", name)
-			}
-			if !slices.Contains([]string{"", "merge", "strategic", "json"}, s.Patch.Type) {
-				bad("step %s: patch type %q is not merge, strategic or json", name, s.Patch.Type)
-			}
-		case s.Delete != nil:
-			if s.Delete.Kind == "" || s.Delete.Name == "" {
-				bad("step %s: delete needs apiVersion, kind and name", name)
-			}
-			if !slices.Contains([]string{"", "Foreground", "Background", "Orphan"}, s.Delete.Propagation) {
-				bad("step %s: propagation %q is not Foreground, Background or Orphan", name, s.Delete.Propagation)
-			}
-		case s.Wait != nil:
-			o := observers[s.Wait.Observer]
-			var w observer.Waitable
-			if o != nil {
-				w, _ = o.Spec.(observer.Waitable)
-			}
-			switch {
-			case w == nil:
-				bad("step %s: wait names %q, which is not an object observer of the probe", name, s.Wait.Observer)
-			case s.Wait.Deleted == (s.Wait.Condition != nil):
-				bad("step %s: wait needs a field and condition, or deleted: true (one)", name)
-			case s.Wait.Condition != nil:
-				if fields := w.FieldNames(); !slices.Contains(fields, s.Wait.Field) {
-					bad("step %s: wait: observer %s has no field %q (it has %s)", name, o.Name, s.Wait.Field, strings.Join(fields, ", "))
-				}
-				c := *s.Wait.Condition
-				c.Evidence = s.Wait.Observer + ".last." + s.Wait.Field
-				if err := c.Validate(); err != nil {
-					bad("step %s: wait: %v", name, err)
-				}
-			}
-			if _, err := ParseTimeout(s.Wait.Timeout, time.Minute); err != nil {
-				bad("step %s: wait: %v", name, err)
-			}
-		case s.Exec != nil:
-			if s.Exec.Pod == "" || len(s.Exec.Command) == 0 {
-				bad("step %s: exec needs a pod and a command", name)
-			}
-		}
-		if s.As != nil && (s.As.User == "" || (s.Kubectl == nil && s.Exec == nil)) {
-			bad("step %s: as names a user, for a kubectl or exec step", name)
+		for _, e := range p.validateStep(i, s, observers) {
+			bad("step %s: %s", name, e)
 		}
 	}
 	return errs

@@ -108,7 +108,7 @@ func TestValidate(t *testing.T) {
 		"wait no field":   {"field: phase,", "field: phaze,", `observer pod has no field "phaze" (it has phase)`},
 		"start unstopped": {"- stopComponent: kube-scheduler\n", "", "starts kube-scheduler, which no step before it stops"},
 		"observer kind":   {"  object: {apiVersion", "  events: {kind: Pod, name: web}\n  object: {apiVersion", "observer pod: give exactly one of"},
-		"as no user":      {"- name: back\n", "- kubectl: [get, pods]\n  as: {groups: [g]}\n- name: back\n", "as names a user"},
+		"as no user":      {"- name: back\n", "- kubectl: [get, pods]\n  as: {groups: [g]}\n- name: back\n", "as: give exactly one of user, serviceAccount, anonymous"},
 		"bad capability":  {"id: p-one\n", "id: p-one\nrequires: [Wings]\n", `requires "Wings", which is not a capability`},
 	} {
 		text := strings.Replace(probeYAML, tc.from, tc.to, 1)

@@ -139,6 +139,11 @@ func Locate(c claims.Claim, specs []SpecInfo, decls []evidence.EvidenceDecl) ([]
 			reads = append(reads, read{e.Evidence, e.Spec})
 		}
 	}
+	for _, r := range c.Readings {
+		for _, e := range r.Expect {
+			reads = append(reads, read{e.Evidence, e.Spec})
+		}
+	}
 	for _, p := range c.Context {
 		reads = append(reads, read{p, ""})
 	}

@@ -27,6 +27,7 @@ func main() {
 // conf is the part of the plugin's network configuration it reads.
 type conf struct {
 	CNIVersion string          `json:"cniVersion"`
+	Name       string          `json:"name"`
 	Position   string          `json:"position"`
 	Log        string          `json:"log"`
 	PrevResult json.RawMessage `json:"prevResult,omitempty"`
@@ -51,6 +52,20 @@ func run(stdin io.Reader, stdout io.Writer, env func(string) string, ppid int) e
 		CallerPID: ppid, CallerComm: readTrim(fmt.Sprintf("/proc/%d/comm", ppid)),
 	}
 	call.CallerExe, _ = os.Readlink(fmt.Sprintf("/proc/%d/exe", ppid))
+	call.Network, call.Netns, call.IfName = c.Name, env("CNI_NETNS"), env("CNI_IFNAME")
+	call.Exe, _ = os.Executable()
+	if len(c.PrevResult) > 0 {
+		var prev struct {
+			IPs []struct {
+				Address string `json:"address"`
+			} `json:"ips"`
+		}
+		if json.Unmarshal(c.PrevResult, &prev) == nil {
+			for _, ip := range prev.IPs {
+				call.IPs = append(call.IPs, ip.Address)
+			}
+		}
+	}
 	for _, kv := range strings.Split(env("CNI_ARGS"), ";") {
 		k, v, _ := strings.Cut(kv, "=")
 		switch k {

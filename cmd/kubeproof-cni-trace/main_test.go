@@ -19,7 +19,8 @@ func TestTracePassesResultsAndLogsCalls(t *testing.T) {
 	env := func(cmd string) func(string) string {
 		return func(k string) string {
 			return map[string]string{"CNI_COMMAND": cmd, "CNI_CONTAINERID": "abc",
-				"CNI_ARGS": "IgnoreUnknown=1;K8S_POD_NAMESPACE=ns;K8S_POD_NAME=web;K8S_POD_INFRA_CONTAINER_ID=abc"}[k]
+				"CNI_ARGS":  "IgnoreUnknown=1;K8S_POD_NAMESPACE=ns;K8S_POD_NAME=web;K8S_POD_INFRA_CONTAINER_ID=abc",
+				"CNI_NETNS": "/var/run/netns/cni-1", "CNI_IFNAME": "eth0"}[k]
 		}
 	}
 	var out bytes.Buffer
@@ -56,6 +57,11 @@ func TestTracePassesResultsAndLogsCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Command != "ADD" || c.Position != "last" || c.PodNamespace != "ns" || c.PodName != "web" || c.CallerPID != os.Getpid() || c.CallerComm == "" {
+		t.Errorf("logged %+v", c)
+	}
+	// What it received: the network, namespace and interface, the
+	// addresses the chain returned, and its own program.
+	if c.Network != "n" || c.Netns != "/var/run/netns/cni-1" || c.IfName != "eth0" || len(c.IPs) != 1 || c.IPs[0] != "10.244.0.5/24" || c.Exe == "" {
 		t.Errorf("logged %+v", c)
 	}
 }

@@ -1,11 +1,14 @@
 // Command kubeproof-testapp is the one workload image kubeproof's suites run.
 //
 //	kubeproof-testapp [serve] [--listen :8080] [--ready] [--healthy] [--startup-delay D] [--on-term exit|ignore|delay=D]
+//	                  [--grpc ADDR] [--tcp-close ADDR] [--touch FILE [--touch-for D]]
 //	kubeproof-testapp exit [--code N] [--after D]
 //	kubeproof-testapp note [--after D] TEXT...
 //	kubeproof-testapp fetch [--count N] [--timeout D] URL
 //	kubeproof-testapp cgroup
 //	kubeproof-testapp proc
+//	kubeproof-testapp cat FILE | write FILE TEXT... | rm FILE
+//	kubeproof-testapp registry --listen ADDR [--user U --password P] [--stop-signal SIG]
 //
 // serve answers with its identity so that a check can tell which pod answered
 // (a bare status code says only that some pod did), exposes health,
@@ -35,10 +38,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -77,8 +78,16 @@ func main() {
 		err = json.NewEncoder(os.Stdout).Encode(readCgroupLimits())
 	case "proc":
 		err = json.NewEncoder(os.Stdout).Encode(readProc())
+	case "cat":
+		err = catMode(args)
+	case "write":
+		err = writeMode(args)
+	case "rm":
+		err = rmMode(args)
+	case "registry":
+		err = registryMode(args)
 	default:
-		err = fmt.Errorf("unknown mode %q (want serve, exit, note, fetch, cgroup or proc)", mode)
+		err = fmt.Errorf("unknown mode %q (want serve, exit, note, fetch, cgroup, proc, cat, write, rm or registry)", mode)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, AppName+":", err)
@@ -145,6 +154,8 @@ func serve(args []string, log *termLog) error {
 	startupDelay := fs.Duration("startup-delay", 0, "how long /startupz fails after start")
 	term := onTerm{kind: "exit"}
 	fs.Var(&term, "on-term", "on SIGTERM or SIGINT: exit, ignore (until SIGKILL) or delay=D (serve D more, then exit)")
+	var x extras
+	x.flags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -169,7 +180,10 @@ func serve(args []string, log *termLog) error {
 		return fmt.Errorf("listen on %s: %w", *listen, err)
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
+	errc := make(chan error, 4)
+	if err := x.start(st, errc); err != nil {
+		return err
+	}
 	go func() { errc <- srv.Serve(ln) }()
 	// The address listened on, not the one asked for: with port 0 the
 	// caller learns the port here.
@@ -251,6 +265,7 @@ func newHandler(st *state, podIP string, log *termLog) http.Handler {
 		st.mu.Unlock()
 		writeJSON(w, http.StatusOK, identity(r))
 	})
+	mux.HandleFunc("/redirect", redirect)
 	mux.HandleFunc("/cgroup", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, readCgroupLimits())
 	})
@@ -326,63 +341,4 @@ func firstIPv4() string {
 		}
 	}
 	return ""
-}
-
-func fetch(args []string) error {
-	fs := flag.NewFlagSet("fetch", flag.ContinueOnError)
-	count := fs.Int("count", 1, "number of requests")
-	timeout := fs.Duration("timeout", 2*time.Second, "timeout per request")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return errors.New("fetch needs exactly one URL")
-	}
-	url := fs.Arg(0)
-	// A new connection per request, so that a Service spreads them.
-	client := &http.Client{Timeout: *timeout, Transport: &http.Transport{DisableKeepAlives: true}}
-	res := testapp.FetchResult{URL: url, Responses: map[string]int{}}
-	for i := 0; i < *count; i++ {
-		res.Requests++
-		id, err := identify(client, url)
-		if err != nil {
-			res.Errors++
-			res.LastError = err.Error()
-			if errors.Is(err, errUnknownResponder) {
-				res.Unknown++
-			}
-			continue
-		}
-		res.Last = &id
-		res.Responses[responderName(id)]++
-	}
-	return json.NewEncoder(os.Stdout).Encode(res)
-}
-
-func identify(client *http.Client, url string) (testapp.Identity, error) {
-	resp, err := client.Get(url)
-	if err != nil {
-		return testapp.Identity{}, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return testapp.Identity{}, err
-	}
-	var id testapp.Identity
-	if err := json.Unmarshal(body, &id); err != nil || id.App != AppName {
-		return testapp.Identity{}, fmt.Errorf("%w (HTTP %d): %.80q", errUnknownResponder, resp.StatusCode, body)
-	}
-	return id, nil
-}
-
-// errUnknownResponder: something answered that is not the test app.
-var errUnknownResponder = errors.New("answer from an unknown responder")
-
-// responderName is the responder's Pod name, or its host name outside a Pod.
-func responderName(id testapp.Identity) string {
-	if id.PodName != "" {
-		return id.PodName
-	}
-	return id.Hostname
 }

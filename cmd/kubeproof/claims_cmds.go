@@ -67,6 +67,9 @@ func (s *selection) load() (*claims.Catalog, error) {
 	problems := claimlint.UnknownSpecs(s.own, cat.Probes)
 	if s.lint {
 		problems = claimlint.Own(s.own, cat.Probes, s.documentText())
+		for _, w := range claimlint.Traps(s.own, cat.Probes) {
+			fmt.Fprintln(os.Stderr, "warning: "+w)
+		}
 	}
 	switch len(problems) {
 	case 0:
@@ -117,7 +120,10 @@ func (s *selection) narrowed() bool { return len(s.claimIDs) > 0 || len(s.docume
 func (s *selection) restricted() bool { return s.narrowed() || s.claimsFile != "" }
 
 // pick returns the selected claims: with --claims-file its claims, else the
-// catalog's; all of them, or those --claims and --document name.
+// catalog's; all of them, or those --claims and --document name. Given
+// both, each narrows the other (the claims named, of the documents named):
+// --document with the path of a user's document is there for its quotes
+// too, and must not widen a selection of a few claims to all of them.
 func (s *selection) pick(cat *claims.Catalog) ([]claims.Claim, error) {
 	pool, from := cat.Claims, "the catalog"
 	if s.claimsFile != "" {
@@ -126,6 +132,24 @@ func (s *selection) pick(cat *claims.Catalog) ([]claims.Claim, error) {
 	if !s.narrowed() {
 		return pool, nil
 	}
+	if len(s.documents) > 0 {
+		var docs []claims.Claim
+		for _, d := range s.documents {
+			cs := ofDocument(pool, d)
+			if len(cs) == 0 {
+				return nil, exitcode.Errorf(exitcode.Usage, "--document: no document %q in %s", d, from)
+			}
+			for _, c := range cs {
+				if !slices.ContainsFunc(docs, func(o claims.Claim) bool { return o.ID == c.ID }) {
+					docs = append(docs, c)
+				}
+			}
+		}
+		if len(s.claimIDs) == 0 {
+			return docs, nil
+		}
+		pool, from = docs, from+" of --document "+strings.Join(s.documents, ", ")
+	}
 	var out []claims.Claim
 	for _, id := range s.claimIDs {
 		i := slices.IndexFunc(pool, func(c claims.Claim) bool { return c.ID == id })
@@ -133,17 +157,6 @@ func (s *selection) pick(cat *claims.Catalog) ([]claims.Claim, error) {
 			return nil, exitcode.Errorf(exitcode.Usage, "--claims: %q is not a claim of %s (see `kubeproof claims list`)", id, from)
 		}
 		out = append(out, pool[i])
-	}
-	for _, d := range s.documents {
-		cs := ofDocument(pool, d)
-		if len(cs) == 0 {
-			return nil, exitcode.Errorf(exitcode.Usage, "--document: no document %q in %s", d, from)
-		}
-		for _, c := range cs {
-			if !slices.ContainsFunc(out, func(o claims.Claim) bool { return o.ID == c.ID }) {
-				out = append(out, c)
-			}
-		}
 	}
 	return out, nil
 }
@@ -258,9 +271,12 @@ func newClaimsLintCommand() *cobra.Command {
 				}
 				doc = &claimlint.Document{Name: documentPath, Text: string(data)}
 			}
-			n, problems, hints := claimlint.File(args[0], doc)
+			n, problems, hints, warnings := claimlint.File(args[0], doc)
 			for _, h := range hints {
 				fmt.Fprintln(cmd.ErrOrStderr(), "hint: "+h)
+			}
+			for _, w := range warnings {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning: "+w)
 			}
 			if len(problems) > 0 {
 				for _, p := range problems {

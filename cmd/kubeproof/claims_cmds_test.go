@@ -38,7 +38,7 @@ func TestClaimsNewThenLint(t *testing.T) {
 		{nil, "claim MY-DOC-POD-RUNNING: the quote is the placeholder `claims new` wrote"},
 		{doc, "claim MY-DOC-POD-RUNNING: quote not found in my-doc.md: «the sentence of the document, as written»"},
 	} {
-		if _, problems, _ := claimlint.File(file, tc.doc); len(problems) != 1 || problems[0] != tc.want && !strings.HasPrefix(problems[0], tc.want) {
+		if _, problems, _, _ := claimlint.File(file, tc.doc); len(problems) != 1 || problems[0] != tc.want && !strings.HasPrefix(problems[0], tc.want) {
 			t.Errorf("lint of the new file (document %v): problems %q, want %q", tc.doc != nil, problems, tc.want)
 		}
 	}
@@ -48,7 +48,7 @@ func TestClaimsNewThenLint(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range []*claimlint.Document{nil, doc} {
-		if n, problems, hints := claimlint.File(file, d); n != 1 || len(problems) > 0 || len(hints) > 0 {
+		if n, problems, hints, _ := claimlint.File(file, d); n != 1 || len(problems) > 0 || len(hints) > 0 {
 			t.Fatalf("lint of the quoted file: %d claims, problems %v, hints %v", n, problems, hints)
 		}
 	}
@@ -66,7 +66,7 @@ func TestClaimsNewThenLint(t *testing.T) {
 		if err := os.WriteFile(file, []byte(strings.Replace(quoted, tc.change, tc.edited, 1)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, problems, _ := claimlint.File(file, nil)
+		_, problems, _, _ := claimlint.File(file, nil)
 		if !strings.Contains(strings.Join(problems, "\n"), tc.want) {
 			t.Errorf("after %q -> %q: problems %q, want one saying %q", tc.change, tc.edited, problems, tc.want)
 		}
@@ -269,5 +269,26 @@ func TestClaimsNewWithQuote(t *testing.T) {
 	}
 	if code := exitFor("claims", "new", filepath.Join(dir, "other.yaml"), "--quote", `a "quoted" one`); code != exitcode.Usage {
 		t.Errorf("a quote with a double quote: exit %d, want %d", code, exitcode.Usage)
+	}
+}
+
+// --claims and --document narrow each other: a document given for its
+// quotes does not widen a selection of a few claims to all of its claims.
+func TestClaimsAndDocumentNarrowEachOther(t *testing.T) {
+	cat, err := (&selection{}).load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &selection{claimIDs: []string{"000-BINDING-OBJECT"}, documents: []string{"000"}}
+	if cs, err := s.pick(cat); err != nil || len(cs) != 1 || cs[0].ID != "000-BINDING-OBJECT" {
+		t.Errorf("--claims 000-BINDING-OBJECT --document 000: %v, %v", cs, err)
+	}
+	s.documents = []string{"004"}
+	if _, err := s.pick(cat); err == nil || !strings.Contains(err.Error(), "is not a claim of the catalog of --document 004") {
+		t.Errorf("a claim of another document: %v", err)
+	}
+	s.claimIDs = nil
+	if cs, err := s.pick(cat); err != nil || len(cs) < 2 {
+		t.Errorf("--document 004 alone: %d claims, %v", len(cs), err)
 	}
 }

@@ -83,6 +83,16 @@ func showClaim(w io.Writer, c claims.Claim, specs []speclink.SpecPlace, evidence
 			fmt.Fprintf(w, "  %s %s%s\n", e.Evidence, e.Want(), says(e))
 		}
 	}
+	for _, r := range c.Readings {
+		needs := "the API alone"
+		if len(r.Requires) > 0 {
+			needs = fmt.Sprint(r.Requires)
+		}
+		fmt.Fprintf(w, "or, where the cluster lacks %v, confirmed by reading %s (needs %s; it sees %s) when:\n", c.Requires, r.Name, needs, r.Sees)
+		for _, e := range r.Expect {
+			fmt.Fprintf(w, "  %s %s%s\n", e.Evidence, e.Want(), says(e))
+		}
+	}
 	fmt.Fprintln(w, "checked by:")
 	for _, s := range specs {
 		at := "not in this binary"

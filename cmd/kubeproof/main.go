@@ -4,8 +4,8 @@
 // Exit codes (see internal/exitcode): 0 everything ran and passed, 1 a spec
 // failed, 2 usage, 3 permission, 4 conflict, 5 missing tool, 6 bad
 // kubeconfig, 7 cluster unreachable, 8 cluster setup failed, 9 internal, 10
-// refuted (--fail-on-refuted), 11 forbidden, 12 registry, 130 interrupted,
-// 143 terminated.
+// refuted (--fail-on-refuted), 11 forbidden, 12 registry, 15 credentials
+// refused, 130 interrupted, 143 terminated.
 package main
 
 import (

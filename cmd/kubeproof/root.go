@@ -130,7 +130,7 @@ func newExitCodesTopic() *cobra.Command {
 		Short: "The exit codes of every command, for CI",
 		Long: `Every command exits with one of these codes; a CI pipeline can tell them apart by number.
 A run exits with the first that applies: an interruption (130, 143), a harness error
-(2-9, 11, 12, 14), a claim in error (13), a failed spec (1), a refuted claim with
+(2-9, 11, 12, 14, 15), a claim in error (13), a failed spec (1), a refuted claim with
 --fail-on-refuted (10), else 0.
 
 ` + exitcode.Text(),

@@ -32,6 +32,10 @@ type runOptions struct {
 	rerunFailed string
 	// specs are how the spec processes run.
 	specs runner.Specs
+	// inCluster runs the specs in a Pod of the cluster; inClusterJob is
+	// set in that Pod (the run there).
+	inCluster    bool
+	inClusterJob string
 }
 
 func newRunCommand(o *options) *cobra.Command {
@@ -52,6 +56,7 @@ itself could not do its job (kubeproof help exit-codes).`,
 	}
 	addClusterFlags(cmd, o)
 	addRunFlags(cmd, r, "kubeproof-report")
+	addInClusterFlags(cmd, r)
 	cmd.Flags().StringVarP(&r.output, "output", "o", "table", "with --dry-run: how to print what would run, table or json")
 	return cmd
 }
@@ -108,11 +113,15 @@ func (r refutedOptions) junitRefutedFails() (bool, error) {
 
 func run(cmd *cobra.Command, o *options, r *runOptions) error {
 	r.specs.Verbose = verbose(cmd)
+	in, err := r.inClusterOptions(cmd, o)
+	if err != nil {
+		return err
+	}
 	plan, stop, err := planRun(cmd, o, r)
 	if stop || err != nil {
 		return err
 	}
-	rep, err := runner.Run(cmd.Context(), plan)
+	rep, err := execute(cmd.Context(), r, in, plan)
 	return r.refuted.outcome(rep, err)
 }
 
@@ -273,7 +282,7 @@ exit-codes).`,
 	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "write the reports into --report-dir itself, over the run's own")
 	addRefutedFlags(cmd, &refuted)
 	sel.addFlags(cmd, true)
-	cmd.AddCommand(newReportDiffCommand(), newReportMergeCommand(), newReportSummaryCommand())
+	cmd.AddCommand(newReportDiffCommand(), newReportMergeCommand(), newReportSummaryCommand(), newReportPackCommand())
 	return cmd
 }
 

@@ -43,7 +43,9 @@ const (
 	NodeExec Capability = "NodeExec"
 	// ClusterCA: the cluster CA's key is available to sign client certificates.
 	ClusterCA Capability = "ClusterCA"
-	// RegistryPull: nodes pull images from a registry the harness can fill.
+	// RegistryPull: kubeproof serves a registry beside the cluster
+	// (Info.PullRegistry) that the nodes pull from and the specs push
+	// images of their own to, which no node has until it pulls them.
 	RegistryPull Capability = "RegistryPull"
 	// Disposable: nobody but kubeproof uses the cluster (it made it, or its
 	// user said so), so specs may change what other
@@ -81,6 +83,9 @@ type Info struct {
 	// registry on this machine's loopback: one serving them must listen
 	// there too (`kubeproof env` prints it as KUBEPROOF_NODE_REGISTRY).
 	NodeRegistry string `json:"nodeRegistry,omitempty"`
+	// PullRegistry is the registry kubeproof serves beside the cluster,
+	// set with RegistryPull.
+	PullRegistry *PullRegistry `json:"pullRegistry,omitempty"`
 	// Kubectl is a kubectl binary matching the cluster's version, if known.
 	Kubectl string `json:"kubectl,omitempty"`
 	// AuditLogPath is set with AuditLog.
@@ -100,6 +105,9 @@ type Info struct {
 	// CNITraceLog is the file, on each node (NodeExec), where the pod
 	// network's kubeproof-cni-trace plugin logs every CNI call.
 	CNITraceLog string `json:"cniTraceLog,omitempty"`
+	// NodeLayout says where the nodes keep things (with NodeExec); nil
+	// when the provider does not know (a cluster it did not make).
+	NodeLayout *NodeLayout `json:"nodeLayout,omitempty"`
 	// Endpoints are the secure endpoints of control-plane components that
 	// this machine reaches (component name -> https://host:port), for
 	// their /metrics and /configz; a client certificate of system:masters
@@ -195,19 +203,57 @@ func (i *Info) Missing(c Capability) string {
 	return fmt.Sprintf("provider %s lacks capability %s", i.Provider, c)
 }
 
-// PullsFrom records that the nodes pull the images the specs run from
-// registry reg, tagged tag; loaded says they also have them loaded (the
-// Pods then keep using the loaded names).
-func (i *Info) PullsFrom(reg, tag string, loaded bool) {
-	if reg == "" {
-		return
-	}
+// PullRegistry is a registry kubeproof serves on the machine that runs it,
+// beside a cluster it made, for as long as the cluster lives: the nodes
+// pull from it, and the specs push images to it that no node has, so that
+// a Pod's image is downloaded (the first pull, its events and its time).
+type PullRegistry struct {
+	// Address is host:port, the same for this machine and the nodes: the
+	// specs push to it, the Pods' images name it.
+	Address string `json:"address"`
+	// Link says what lies between the nodes and Address, for the verdicts
+	// of the times measured over it.
+	Link string `json:"link"`
+	// Shaped is the same registry at another host:port that sends at most
+	// ShapedRate bytes per second: a slow link ("" without one), which
+	// ShapedLink describes.
+	Shaped     string `json:"shaped,omitempty"`
+	ShapedRate int64  `json:"shapedRate,omitempty"`
+	ShapedLink string `json:"shapedLink,omitempty"`
+	// AccessLog is the file, on this machine, where the registry logs
+	// every request it answered (package registrylog's format).
+	AccessLog string `json:"accessLog,omitempty"`
+	// Base is an image in it (host:port/repository:tag) of kubeproof's
+	// test app, from which the specs make images of their own.
+	Base string `json:"base"`
+}
+
+// ServesPulls records the registry kubeproof serves beside the cluster,
+// and with it RegistryPull.
+func (i *Info) ServesPulls(r PullRegistry) {
+	i.PullRegistry = &r
 	if !i.Has(RegistryPull) {
 		i.Capabilities = append(i.Capabilities, RegistryPull)
 	}
 	delete(i.Reasons, RegistryPull)
+}
+
+// PullsFrom records that the nodes pull the images the specs run from
+// registry reg, tagged tag; loaded says they also have them loaded (the Pods then keep
+// using the loaded names). It is not RegistryPull: kubeproof pushes no
+// images of the specs' own there.
+func (i *Info) PullsFrom(reg, tag string, loaded bool) {
+	if reg == "" {
+		return
+	}
 	if !loaded {
 		i.ImageRegistry, i.ImageTag = reg, tag
+	}
+	if !i.Has(RegistryPull) {
+		if i.Reasons == nil {
+			i.Reasons = map[Capability]string{}
+		}
+		i.Reasons[RegistryPull] = "the nodes pull kubeproof's images from " + reg + " once; the specs push images of their own (which no node has) only to a registry kubeproof serves beside a cluster it made (the local and kind providers)"
 	}
 }
 

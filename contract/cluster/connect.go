@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
 	// The auth-provider plugins kubectl has (oidc; gcp and azure, which
 	// now only say they were removed): a kubeconfig whose user names one
@@ -21,11 +22,14 @@ import (
 
 // ErrKubeconfig: the kubeconfig is missing, unreadable or invalid.
 // ErrUnreachable: the cluster it names does not answer, or is not ready.
+// ErrCredentials: the cluster answers, and refuses the kubeconfig's
+// credentials (401 Unauthorized).
 // Errors of RESTConfig, NewClient and Connect wrap one of them; whoever
 // reports them to a user (the CLI) decides what each means to its caller.
 var (
 	ErrKubeconfig  = errors.New("bad kubeconfig")
 	ErrUnreachable = errors.New("cluster unreachable")
+	ErrCredentials = errors.New("credentials refused")
 )
 
 // connectError is a message of its own that errors.Is finds kind in.
@@ -142,8 +146,17 @@ func Connect(ctx context.Context, path, kubeContext string, timeout time.Duratio
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	if apierrors.IsUnauthorized(err) {
+		// The server answered: it is up, and does not know the user.
+		return nil, nil, &connectError{kind: ErrCredentials, msg: fmt.Sprintf("cluster at %s refused the kubeconfig's credentials (401 Unauthorized): they are wrong, expired or of another cluster", cfg.Host)}
+	}
 	if err != nil {
-		return nil, nil, &connectError{kind: ErrUnreachable, msg: fmt.Sprintf("cluster at %s is not reachable or not ready: %v %s", cfg.Host, err, trimBody(body))}
+		msg := fmt.Sprintf("cluster at %s is not reachable or not ready: %v", cfg.Host, err)
+		// /readyz lists its checks a line each: one line here.
+		if b := strings.Join(strings.Fields(trimBody(body)), " "); b != "" {
+			msg += ": " + b
+		}
+		return nil, nil, &connectError{kind: ErrUnreachable, msg: msg}
 	}
 	return cfg, client, nil
 }

@@ -86,3 +86,52 @@ type Abandoner interface {
 type Lister interface {
 	Clusters() ([]string, error)
 }
+
+// ComponentRestarter is a provider that can restart a component of its
+// cluster with other flags, feature gates or configuration, and put it
+// back as it was: checks use it for what a document says a setting does.
+type ComponentRestarter interface {
+	// RestartComponent restarts the component (on every node that runs
+	// it, or on change.Node) with change, waits until it is healthy again,
+	// and returns what restarts it as it was (and waits for that too).
+	RestartComponent(ctx context.Context, name string, change ComponentChange) (restore func(context.Context) error, err error)
+}
+
+// RestartableComponents are the components a ComponentRestarter may be
+// asked for; a provider says which of them it restarts in its error.
+var RestartableComponents = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "containerd"}
+
+// ComponentChange is how a component is restarted.
+type ComponentChange struct {
+	// Args are flags added to the component's command line; a flag it
+	// already has is replaced (every occurrence).
+	Args []string `json:"args,omitempty"`
+	// FeatureGates are set on top of the component's own
+	// (--feature-gates, or its configuration's featureGates).
+	FeatureGates map[string]bool `json:"featureGates,omitempty"`
+	// Config is a JSON merge patch of the component's configuration file
+	// (the kubelet's KubeletConfiguration, kube-proxy's
+	// KubeProxyConfiguration).
+	Config map[string]any `json:"config,omitempty"`
+	// Node restricts a node agent's restart (kubelet, kube-proxy,
+	// containerd) to one node; empty means every node.
+	Node string `json:"node,omitempty"`
+}
+
+// ExtraComponentStarter is a provider that can run another instance of a
+// component beside the cluster's own (a second scheduler with a name of
+// its own), for as long as a check needs it.
+type ExtraComponentStarter interface {
+	// StartExtraComponent starts component (kube-scheduler) under name
+	// with args added, waits until it is healthy, and returns what stops
+	// it.
+	StartExtraComponent(ctx context.Context, component, name string, args []string) (stop func() error, err error)
+}
+
+// ImageLoader is a provider that can put an image into every node of its
+// cluster from a docker archive, as it puts kubeproof's images there when
+// it makes the cluster: a run inside the cluster (run --in-cluster) gets
+// kubeproof's own image so, without a registry.
+type ImageLoader interface {
+	LoadImageArchive(ctx context.Context, archive string) error
+}

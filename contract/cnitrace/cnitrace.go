@@ -22,4 +22,14 @@ type Call struct {
 	CallerPID  int    `json:"callerPID"`
 	CallerComm string `json:"callerComm"`
 	CallerExe  string `json:"callerExe,omitempty"`
+	// What the plugin received: the network's name in its configuration,
+	// the network namespace (CNI_NETNS) and the interface name
+	// (CNI_IFNAME) it was given, and, at the last position of an ADD, the
+	// addresses the plugins before it returned (prevResult's ips).
+	Network string   `json:"network,omitempty"`
+	Netns   string   `json:"netns,omitempty"`
+	IfName  string   `json:"ifName,omitempty"`
+	IPs     []string `json:"ips,omitempty"`
+	// Exe is the plugin's own program, as the runtime ran it.
+	Exe string `json:"exe,omitempty"`
 }

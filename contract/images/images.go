@@ -1,7 +1,8 @@
 // Package images names the images kubeproof's specs run: each one of this
 // repository's programs, packed alone into an image (see
 // internal/provision/internal/imagebuild for how they are built and loaded). A spec
-// puts Ref into its Pods; nothing is ever pulled for them.
+// puts Ref into its Pods; nothing is ever pulled for them (the images the
+// pull specs download are made apart, see package freshimage).
 package images
 
 import (
@@ -75,6 +76,12 @@ func (i Image) PodRef() string {
 func (i Image) Name() string {
 	name, _, _ := strings.Cut(strings.TrimPrefix(i.Ref, LoadedRegistry+"/"), ":")
 	return name
+}
+
+// LoadedTag is the tag the image is built and loaded under ("v1").
+func (i Image) LoadedTag() string {
+	_, t, _ := strings.Cut(strings.TrimPrefix(i.Ref, LoadedRegistry+"/"), ":")
+	return t
 }
 
 // InRegistry is the image's name in registry reg, tagged imageTag: in a

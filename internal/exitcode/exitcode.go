@@ -50,6 +50,8 @@ const (
 	// report with --claims-file): the file is wrong, the command was used
 	// right.
 	LintFindings Code = 14
+	// Credentials: the cluster refused the kubeconfig's credentials (401).
+	Credentials Code = 15
 	// Interrupted: the user pressed Ctrl-C (128 + SIGINT, as shells do).
 	Interrupted Code = 130
 	// Terminated: SIGTERM, as a CI system sends when it cancels a job
@@ -80,10 +82,11 @@ var Table = []Entry{
 	{ClusterSetup, "cluster setup error", "cluster setup failed (a component did not start)"},
 	{Internal, "internal error", "internal error"},
 	{Refuted, "claims refuted", "with `--fail-on-refuted`: a documented claim was refuted"},
-	{Forbidden, "forbidden", "forbidden: the kubeconfig's user may not create namespaces"},
+	{Forbidden, "forbidden", "forbidden: the kubeconfig's user lacks permissions every run needs (the error names them)"},
 	{Registry, "registry error", "registry: unreachable, or it refused the push"},
 	{ClaimsErrored, "claims in error", "a claim's verdict is `error`: kubeproof could not decide it (always; it comes before 1 and 10)"},
 	{LintFindings, "claims file problems", "a claims file has problems (`claims lint`, or `run` and `report` with `--claims-file`)"},
+	{Credentials, "credentials refused", "credentials refused: the cluster answered 401 to the kubeconfig's user"},
 	{Interrupted, "interrupted", "interrupted (SIGINT, Ctrl-C): the run's cluster is removed, its report is partial"},
 	{Terminated, "terminated", "terminated (SIGTERM, as a CI system cancels a job): as for 130"},
 }

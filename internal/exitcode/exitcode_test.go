@@ -40,7 +40,7 @@ func TestCodesAreDistinct(t *testing.T) {
 		}
 		seen[e.Code], names[e.Name] = true, true
 	}
-	for _, c := range []Code{OK, SpecsFailed, Usage, Permission, Conflict, MissingTool, Kubeconfig, Unreachable, ClusterSetup, Internal, Refuted, Forbidden, Registry, ClaimsErrored, LintFindings, Interrupted, Terminated} {
+	for _, c := range []Code{OK, SpecsFailed, Usage, Permission, Conflict, MissingTool, Kubeconfig, Unreachable, ClusterSetup, Internal, Refuted, Forbidden, Registry, ClaimsErrored, LintFindings, Credentials, Interrupted, Terminated} {
 		if !seen[c] {
 			t.Errorf("code %d is not in Table", c)
 		}

@@ -22,10 +22,16 @@ func show(v any) string {
 		return fmt.Sprint(v)
 	}
 	s := string(data)
-	if len(s) > 300 {
-		s = s[:297] + "..."
+	// A value is shown whole, a message above all: its end is often its
+	// cause. Only a value too long to read in a line (a watch's every
+	// version) is cut, and claims.json keeps it whole.
+	if _, isString := v.(string); !isString && len(s) > maxShown {
+		s = s[:maxShown] + fmt.Sprintf("... (%d characters more: claims.json has it whole)", len(s)-maxShown)
 	}
 	return s
 }
+
+// maxShown is how much of a value other than a string a reason shows.
+const maxShown = 2000
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

@@ -2,39 +2,14 @@ package judge
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/kubeproof/kubeproof/claims"
-	"github.com/kubeproof/kubeproof/claims/expect"
+	"github.com/kubeproof/kubeproof/claims/probe"
 	"github.com/kubeproof/kubeproof/contract/cluster"
 )
-
-// Observation is one expectation held against the evidence.
-type Observation struct {
-	Evidence string `json:"evidence"`
-	// Context observations explain a verdict without deciding it.
-	Context  bool   `json:"context,omitempty"`
-	Says     string `json:"says,omitempty"`
-	Want     string `json:"want"`
-	Observed any    `json:"observed"`
-	Found    bool   `json:"found"`
-	Holds    bool   `json:"holds"`
-}
-
-// String renders the observation for reports.
-func (o Observation) String() string {
-	if !o.Found {
-		return fmt.Sprintf("%s: not observed (want %s)", o.Evidence, o.Want)
-	}
-	if o.Context {
-		return fmt.Sprintf("· %s = %s", o.Evidence, show(o.Observed))
-	}
-	mark := "✓"
-	if !o.Holds {
-		mark = "✗"
-	}
-	return fmt.Sprintf("%s %s = %s (want %s)", mark, o.Evidence, show(o.Observed), o.Want)
-}
 
 // Result is a claim with its verdict and why.
 type Result struct {
@@ -49,6 +24,9 @@ type Result struct {
 	// Measurement is a timing claim's measured value beside the
 	// document's number (set when the value was observed).
 	Measurement *Measurement `json:"measurement,omitempty"`
+	// Reading names the claim's reading that decided it (claims.Reading),
+	// where the cluster lacked what its own needs; empty for its own.
+	Reading string `json:"reading,omitempty"`
 }
 
 // Claims gives every claim its verdict from the specs' results on the cluster
@@ -69,7 +47,40 @@ func judge(c claims.Claim, specs map[string]SpecResult, info *cluster.Info) Resu
 		r = measured(r, specs)
 	}
 	r.Claim = c
+	if r.Verdict == NotCheckable && lacks(info, c.Requires) != "" {
+		r = byReading(c, r, specs, info)
+	}
+	if d := droppedFields(r, specs); d != "" {
+		r.Reason += "; " + d
+	}
 	return r
+}
+
+// droppedFields says which fields of a probe's manifests the API server
+// dropped, for a claim its probes decided: a field behind a disabled
+// feature gate is dropped, not refused, and the claim may be about the
+// object without it.
+func droppedFields(r Result, specs map[string]SpecResult) string {
+	if len(r.Specs) == 0 || r.Verdict == NotRun {
+		return ""
+	}
+	var parts []string
+	for _, ref := range r.Specs {
+		steps, ok := specs[ref.ID].Evidence[probe.StepsEvidence].(map[string]any)
+		if !ok {
+			continue
+		}
+		for _, name := range slices.Sorted(maps.Keys(steps)) {
+			step, _ := steps[name].(map[string]any)
+			if list, _ := step["dropped"].([]any); len(list) > 0 {
+				parts = append(parts, fmt.Sprintf("step %s of %s: %s", name, ref.ID, show(list)))
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "beware: the API server dropped fields of the manifests (as it drops a field behind a disabled feature gate, without refusing the object): " + strings.Join(parts, "; ")
 }
 
 // judgeFacts holds a claim's expectations against the evidence.
@@ -121,6 +132,7 @@ func judgeFacts(c claims.Claim, specs map[string]SpecResult, info *cluster.Info)
 	}
 	// What was observed contradicts the claim (even if a spec stopped
 	// before it observed the rest). Does it hold under a condition?
+	var notUnder []string
 	for _, alt := range c.Conditional {
 		altObs, altMissing := evaluate(alt.Expect, ran)
 		switch {
@@ -141,8 +153,17 @@ func judgeFacts(c claims.Claim, specs map[string]SpecResult, info *cluster.Info)
 			r.Reason = fmt.Sprintf("in general %s; whether it holds %s was not observed: %s", joinObs(obs, false), alt.Condition, why)
 			return r
 		}
+		// The condition did not hold either: what was seen of it stays in
+		// the reason, so that a reader sees why it is no answer.
+		r.Observations = append(r.Observations, altObs...)
+		if failed := joinObs(altObs, false); failed != "" {
+			notUnder = append(notUnder, fmt.Sprintf("nor %s: %s", alt.Condition, failed))
+		}
 	}
 	r.Verdict, r.Reason = Refuted, "the cluster did otherwise: "+joinObs(obs, false)
+	if len(notUnder) > 0 {
+		r.Reason += "; " + strings.Join(notUnder, "; ")
+	}
 	return r
 }
 
@@ -155,41 +176,6 @@ func missingVerdict(c claims.Claim, missing string, ran []SpecResult, specs map[
 	return missingEvidence(missing, ran)
 }
 
-// failing returns the observations that were made and contradict the claim.
-func failing(obs []Observation) []Observation {
-	var out []Observation
-	for _, o := range obs {
-		if o.Found && !o.Holds {
-			out = append(out, o)
-		}
-	}
-	return out
-}
-
-// evaluate holds expectations against the specs' evidence. missing names
-// the first evidence no spec recorded.
-func evaluate(exps []expect.Expectation, specs []SpecResult) ([]Observation, string) {
-	var obs []Observation
-	missing := ""
-	for _, e := range exps {
-		o := Observation{Evidence: e.Evidence, Says: e.Says, Want: e.Want()}
-		for _, s := range specs {
-			if e.Spec != "" && s.ID != e.Spec {
-				continue
-			}
-			if v, ok := lookup(s.Evidence, e.Evidence); ok {
-				o.Observed, o.Found, o.Holds = v, true, holds(e, v)
-				break
-			}
-		}
-		if !o.Found && missing == "" {
-			missing = e.Evidence
-		}
-		obs = append(obs, o)
-	}
-	return obs, missing
-}
-
 // notRan lists the named specs that have no result.
 func notRan(ids []string, specs map[string]SpecResult) []string {
 	var out []string
@@ -199,90 +185,4 @@ func notRan(ids []string, specs map[string]SpecResult) []string {
 		}
 	}
 	return out
-}
-
-// explain reads the evidence a claim shows for explanation only.
-func explain(paths []string, specs []SpecResult) []Observation {
-	var obs []Observation
-	for _, p := range paths {
-		o := Observation{Evidence: p, Context: true, Want: "(context)", Holds: true}
-		for _, s := range specs {
-			if v, ok := lookup(s.Evidence, p); ok {
-				o.Observed, o.Found = v, true
-				break
-			}
-		}
-		if o.Found {
-			obs = append(obs, o)
-		}
-	}
-	return obs
-}
-
-// missingEvidence explains evidence no spec recorded: a spec that skipped
-// (the cluster cannot do what it needs), failed (a harness bug), stopped
-// because something the claim depends on did not happen, or a harness bug.
-func missingEvidence(evidence string, specs []SpecResult) (Verdict, string) {
-	name, _, _ := strings.Cut(evidence, ".")
-	for _, s := range specs {
-		if why, ok := s.Unobservable[name]; ok {
-			return NotCheckable, fmt.Sprintf("not checkable here: spec %s could not observe %s: %s", s.ID, name, why)
-		}
-	}
-	for _, s := range specs {
-		if s.skipped() {
-			return NotCheckable, fmt.Sprintf("spec %s, which observes %s, skipped: %s", s.ID, evidence, s.Message)
-		}
-	}
-	for _, s := range specs {
-		if _, unmet := s.Precondition(); s.Failed() && !unmet {
-			return Error, fmt.Sprintf("spec %s %s before it observed %s: %s", s.ID, s.State, evidence, s.Message)
-		}
-	}
-	for _, s := range specs {
-		if what, unmet := s.Precondition(); s.Failed() && unmet {
-			return NotCheckable, fmt.Sprintf("not checkable here, because %s (spec %s stopped before it observed %s)", what, s.ID, evidence)
-		}
-	}
-	// A summary of samples (framework.Samples) has no median when nothing
-	// was sampled: the spec looked, and there was nothing to measure.
-	if parent, _, ok := cutLast(evidence); ok {
-		for _, s := range specs {
-			if n, ok := lookup(s.Evidence, parent+".n"); ok && fmt.Sprint(n) == "0" {
-				return NotCheckable, fmt.Sprintf("not checkable here: spec %s took no samples of %s (%s.n = 0)", s.ID, parent, parent)
-			}
-		}
-	}
-	return Error, fmt.Sprintf("no spec recorded the evidence %s (a harness bug)", evidence)
-}
-
-func allHold(obs []Observation) bool {
-	for _, o := range obs {
-		if !o.Holds {
-			return false
-		}
-	}
-	return true
-}
-
-// joinObs renders the observations that hold (or those that do not).
-func joinObs(obs []Observation, holding bool) string {
-	var parts []string
-	seen := map[string]bool{}
-	for _, o := range obs {
-		if o.Holds != holding || o.Context || !o.Found || (holding && seen[o.Evidence]) {
-			continue
-		}
-		seen[o.Evidence] = true
-		s := fmt.Sprintf("%s = %s", o.Evidence, show(o.Observed))
-		if !holding {
-			want := o.Want
-			if o.Says != "" {
-				want = o.Says + ", i.e. " + o.Want
-			}
-			s += " where the document says " + want
-		}
-		parts = append(parts, s)
-	}
-	return strings.Join(parts, "; ")
 }

@@ -282,6 +282,22 @@ func TestTimingIsMeasured(t *testing.T) {
 	}
 }
 
+// A measurement over a link (the evidence's link field) names it in its
+// reason: a pull over a local veth is not one from Docker Hub.
+func TestTimingNamesItsLink(t *testing.T) {
+	spec := SpecResult{ID: "flow", State: "passed", Evidence: map[string]any{"timing": map[string]any{
+		"link": "a veth on this machine", "pullMs": map[string]any{"n": 5.0, "median": 200.0, "min": 150.0, "max": 300.0}}}}
+	r := judgeOne(t, "X-TIMING", spec)
+	if r.Verdict != Faster || r.Measurement == nil || r.Measurement.Over != "a veth on this machine" ||
+		!strings.Contains(r.Reason, "(median of 5, spread 150-300) over a veth on this machine, faster than") {
+		t.Errorf("%s (%s), measurement %+v", r.Verdict, r.Reason, r.Measurement)
+	}
+	delete(spec.Evidence["timing"].(map[string]any), "link")
+	if r := judgeOne(t, "X-TIMING", spec); r.Measurement.Over != "" || strings.Contains(r.Reason, " over ") {
+		t.Errorf("without a link: %s", r.Reason)
+	}
+}
+
 // A withinClaimed range is judged as the atLeast/atMost it stands for: "약
 // 10초" is 5000-15000 ms; the result keeps the claim as written.
 func TestWithinClaimed(t *testing.T) {

@@ -26,6 +26,11 @@ type Measurement struct {
 	Min   *float64 `json:"min,omitempty"`
 	Max   *float64 `json:"max,omitempty"`
 	N     int      `json:"n,omitempty"`
+	// Over is what the value was measured over, when its evidence names
+	// it (a link field beside the measured value's, as a pull's time
+	// names the link to the registry): the same number means something
+	// else over another link.
+	Over string `json:"over,omitempty"`
 }
 
 // measured turns a timing claim's verdict into a measurement: confirmed
@@ -51,7 +56,7 @@ func measured(r Result, specs map[string]SpecResult) Result {
 	if !ok {
 		return r
 	}
-	m := &Measurement{Evidence: rangeExp.Evidence, Claimed: r.Claim.Claimed, Low: rangeExp.AtLeast, High: rangeExp.AtMost, Value: value}
+	m := &Measurement{Evidence: rangeObs.lhs(), Claimed: r.Claim.Claimed, Low: rangeExp.AtLeast, High: rangeExp.AtMost, Value: value}
 	// A median's siblings are its spread: framework.Samples records
 	// median, min, max and n side by side.
 	if parent, field, ok := cutLast(rangeExp.Evidence); ok && field == "median" {
@@ -76,6 +81,7 @@ func measured(r Result, specs map[string]SpecResult) Result {
 			}
 		}
 	}
+	m.Over = measuredOver(rangeExp.Evidence, r.Claim.Specs, specs)
 	r.Measurement = m
 	switch r.Verdict {
 	case Confirmed:
@@ -95,7 +101,26 @@ func measured(r Result, specs map[string]SpecResult) Result {
 	return r
 }
 
-// String is the measured value with its spread.
+// measuredOver is the link field of the evidence the measured value is
+// part of (pulledTiming.link for pulledTiming.pullMs.median), if the
+// claim's specs recorded one.
+func measuredOver(evidence string, claimSpecs []string, specs map[string]SpecResult) string {
+	name, _, _ := strings.Cut(evidence, ".")
+	for _, s := range specs {
+		if !slices.Contains(claimSpecs, s.ID) {
+			continue
+		}
+		if v, ok := lookup(s.Evidence, name+".link"); ok {
+			if link, ok := v.(string); ok {
+				return link
+			}
+		}
+	}
+	return ""
+}
+
+// String is the measured value with its spread, and what it was measured
+// over.
 func (m Measurement) String() string {
 	s := fmt.Sprintf("%s = %s", m.Evidence, short(m.Value))
 	if m.N > 0 {
@@ -104,6 +129,9 @@ func (m Measurement) String() string {
 			s += fmt.Sprintf(", spread %s-%s", short(*m.Min), short(*m.Max))
 		}
 		s += ")"
+	}
+	if m.Over != "" {
+		s += " over " + m.Over
 	}
 	return s
 }

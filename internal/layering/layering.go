@@ -5,7 +5,8 @@
 //  1. the spec side, in five rooms stacked one on another: what providers
 //     and specs agree on (contract/...: the cluster contract, contract/cluster
 //     with Info, capabilities, abilities, Open; image names, ownership
-//     labels, the test app's and the CNI trace's formats; fixtures), how
+//     labels, the test app's, the CNI trace's and the registry's log
+//     formats; fixtures), how
 //     kubeproof reaches a cluster's parts (kube/...: watches, the audit log
 //     and etcd readers, kubectl, metrics, the node's runtime, identities,
 //     Pod Security; webhooks/...), the claims language and catalog
@@ -31,7 +32,8 @@
 // the repository that import nothing of it. Arrows go from 3 to 1 and to
 // the face of 2, and from 2 to a part of 1: the contract
 // (contract/cluster), the image names of contract/images, the watches of
-// kube/observe and the log format of contract/cnitrace; never from 1
+// kube/observe and the log formats of contract/cnitrace and
+// contract/registrylog; never from 1
 // to 2 or 3. Within 1 and within 3 they go down only: a library of the
 // spec side imports neither the Framework nor the specs, the core imports
 // neither the engine nor the tools, the engine neither the tools nor the

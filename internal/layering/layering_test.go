@@ -63,11 +63,11 @@ var specRooms = []string{"contract", "kube", "claims", "framework", "suites"}
 func spec(layer string) bool { return slices.Contains(specRooms, layer) }
 
 // provisionMayUse is the part of the spec side provisioning stands on: the
-// cluster contract, the names of the images, watches, and the log format
-// of the pod network's trace plugin.
+// cluster contract, the names of the images, watches, and the log formats
+// of the pod network's trace plugin and of the registry kubeproof serves.
 var provisionMayUse = map[string]bool{
 	module + "contract/cluster": true, module + "contract/images": true, module + "kube/observe": true,
-	module + "contract/cnitrace": true,
+	module + "contract/cnitrace": true, module + "contract/registrylog": true,
 }
 
 // cliRooms are the CLI's rooms, lowest first: each may import those below

@@ -9,11 +9,14 @@ package provision
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/contract/images"
 	"github.com/kubeproof/kubeproof/internal/debpkg"
+	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/binaries"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/imagebuild"
@@ -187,4 +190,77 @@ func CLIImage(ctx context.Context, r Releases, path, tag string, pr *progress.Pr
 		return err
 	}
 	return imagebuild.WriteArchive(path, tag, image)
+}
+
+// CLIRepository is the name of kubeproof's own image in a registry
+// (REG/kubeproof), beside the images the specs run.
+const CLIRepository = "kubeproof"
+
+// PushCLIImage builds kubeproof's own image (as CLIImage does) and puts it
+// into registry as REG/kubeproof:tag unless it is there with the same
+// digest; ref names it by digest, so that a node pulls this very image
+// whatever the tag names later.
+func PushCLIImage(ctx context.Context, r Releases, registry, tag string, insecure bool, pr *progress.Printer) (ref string, err error) {
+	programs, err := imagebuild.ProgramDir()
+	if err != nil {
+		return "", err
+	}
+	bin, err := r.binaries(ctx, pr)
+	if err != nil {
+		return "", err
+	}
+	image, err := imagebuild.CLI(programs, bin.Path("kubectl"))
+	if err != nil {
+		return "", err
+	}
+	repo := strings.TrimSuffix(registry, "/") + "/" + CLIRepository
+	digest, pushed, err := imagebuild.PushImage(ctx, image, repo+":"+tag, insecure)
+	if err != nil {
+		return "", err
+	}
+	state := "already there"
+	if pushed {
+		state = "pushed"
+	}
+	pr.Infof("%s:%s %s (%s)", repo, tag, state, digest)
+	return repo + "@" + digest.String(), nil
+}
+
+// LoadCLIImage builds kubeproof's own image (as CLIImage does) and loads it
+// into every node of the cluster p made (cluster.ImageLoader), named by its
+// digest under the loaded images' registry, so that a Pod takes this very
+// image and nothing is ever pulled for it.
+func LoadCLIImage(ctx context.Context, p cluster.Provider, r Releases, pr *progress.Printer) (ref string, err error) {
+	loader, ok := p.(cluster.ImageLoader)
+	if !ok {
+		return "", exitcode.Errorf(exitcode.Usage, "the %s provider cannot put kubeproof's image on the nodes: give --image-registry, a registry they pull from", p.Name())
+	}
+	programs, err := imagebuild.ProgramDir()
+	if err != nil {
+		return "", err
+	}
+	bin, err := r.binaries(ctx, pr)
+	if err != nil {
+		return "", err
+	}
+	image, err := imagebuild.CLI(programs, bin.Path("kubectl"))
+	if err != nil {
+		return "", err
+	}
+	digest, err := image.Digest()
+	if err != nil {
+		return "", fmt.Errorf("digest of kubeproof's image: %w", err)
+	}
+	ref = images.LoadedRegistry + "/" + CLIRepository + ":" + digest.Hex[:12]
+	archive := filepath.Join(r.CacheDir, "images", "kubeproof-cli-"+digest.Hex[:12]+".tar")
+	if _, err := os.Stat(archive); err != nil {
+		if err := imagebuild.WriteArchive(archive, ref, image); err != nil {
+			return "", err
+		}
+	}
+	if err := loader.LoadImageArchive(ctx, archive); err != nil {
+		return "", fmt.Errorf("load kubeproof's image into the nodes: %w", err)
+	}
+	pr.Infof("kubeproof's image %s loaded into the nodes", ref)
+	return ref, nil
 }

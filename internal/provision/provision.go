@@ -43,6 +43,9 @@ type (
 	Kind = config.Kind
 	// Published names the registry of kubeproof's published images.
 	Published = config.Published
+	// InCluster is what a run outside the cluster tells the run it starts
+	// in a Pod there (Existing.InCluster).
+	InCluster = config.InCluster
 )
 
 // Defaults of what a cluster is made with.
@@ -120,6 +123,7 @@ var providers = []Provider{
 		new: func(o Options) (cluster.Provider, error) {
 			p := kubeconfig.New(o.Existing.Kubeconfig, o.Existing.Context)
 			p.Disposable = o.Existing.Disposable
+			p.InCluster = o.Existing.InCluster
 			return p, nil
 		},
 		// A spec process given only a kubeconfig opens it to learn what

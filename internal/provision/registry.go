@@ -17,3 +17,6 @@ type RegistryOptions = ociregistry.Options
 func ServeRegistry(ctx context.Context, o RegistryOptions, pr *progress.Printer) error {
 	return ociregistry.Serve(ctx, o, pr)
 }
+
+// ParseRate reads a rate in bytes per second ("512k", "4M").
+func ParseRate(s string) (int64, error) { return ociregistry.ParseRate(s) }

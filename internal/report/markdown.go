@@ -199,13 +199,21 @@ func writeTimingTable(b *strings.Builder, r Report) {
 // measuredText is a measurement's value and spread, in words.
 func measuredText(m judge.Measurement) string {
 	if m.N == 0 {
-		return fmt.Sprintf("%s ms (%s)", fmtMs(m.Value), m.Evidence)
+		s := fmt.Sprintf("%s ms (%s)", fmtMs(m.Value), m.Evidence)
+		if m.Over != "" {
+			s += " over " + m.Over
+		}
+		return s
 	}
 	s := fmt.Sprintf("median %s ms of %d", fmtMs(m.Value), m.N)
 	if m.Min != nil && m.Max != nil {
 		s += fmt.Sprintf(", spread %s-%s ms", fmtMs(*m.Min), fmtMs(*m.Max))
 	}
-	return s + " (" + m.Evidence + ")"
+	s += " (" + m.Evidence + ")"
+	if m.Over != "" {
+		s += " over " + m.Over
+	}
+	return s
 }
 
 // clusterText names the cluster a run measured.

@@ -17,6 +17,7 @@ import (
 func init() {
 	exitcode.Classify(cluster.ErrKubeconfig, exitcode.Kubeconfig)
 	exitcode.Classify(cluster.ErrUnreachable, exitcode.Unreachable)
+	exitcode.Classify(cluster.ErrCredentials, exitcode.Credentials)
 }
 
 // Printer is where progress goes: stderr, so that stdout stays parseable.

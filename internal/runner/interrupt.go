@@ -90,6 +90,19 @@ func name(s os.Signal) string {
 	return "interrupt"
 }
 
+// Raise acts as if signal s had come: a run inside the cluster is
+// interrupted by the run that started it (run --in-cluster), which has no
+// process to signal there.
+func (in *Interrupts) Raise(s os.Signal) {
+	if in != nil {
+		in.signal(s)
+	}
+}
+
+// Watch adds a hook told of every signal with how many came so far; the
+// returned func removes it.
+func (in *Interrupts) Watch(h func(n int)) func() { return in.watch(h) }
+
 // watch adds a hook told of every signal; the returned func removes it.
 func (in *Interrupts) watch(h func(n int)) func() {
 	if in == nil {

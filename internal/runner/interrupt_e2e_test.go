@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -295,8 +296,14 @@ func TestInterrupt(t *testing.T) {
 		if err := <-s.exited; err == nil {
 			t.Fatal("a run killed with SIGKILL exited as if it had finished")
 		}
-		if len(leftovers(t)) == 0 {
+		left := leftovers(t)
+		if len(left) == 0 {
 			t.Fatal("a killed run left nothing: the test did not kill it in time")
+		}
+		// The cluster's registry outlives the killed run (it runs on its
+		// own, like the control plane): down must find and stop it.
+		if !slices.ContainsFunc(left, func(l string) bool { return strings.Contains(l, "registry serve") }) {
+			t.Errorf("the killed run's cluster has no registry running: %v", left)
 		}
 		down := exec.Command(kubeproofBin(t), append([]string{"down"}, clusterFlags[:2]...)...)
 		out, err := down.CombinedOutput()

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
 	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
@@ -16,32 +19,55 @@ import (
 )
 
 // preflight asks the API server what the kubeconfig's user may do, before
-// any spec runs: without namespaces nothing can run (a one-line error);
-// without another permission the specs that need it will be not checkable,
-// which it says now. The permissions needed inside the run's namespaces
-// are asked again by the canary, in one of them.
+// any spec runs: without a permission every run needs (access.Essential)
+// nothing can run, and the one-line error names each one missing; without
+// another permission the specs that need it will be not checkable, which
+// it says now. The permissions needed inside the run's namespaces are
+// asked again by the canary, in one of them.
 func preflight(ctx context.Context, info *cluster.Info, pr *progress.Printer) error {
 	cfg, client, err := cluster.NewClient(info.Kubeconfig, info.Context)
 	if err != nil {
 		return err
 	}
-	user := "the kubeconfig's user"
+	return checkPermissions(ctx, client, UserOf(ctx, cfg), pr)
+}
+
+// UserOf names the kubeconfig's user for messages, with its name when the
+// API server says it (SelfSubjectReview).
+func UserOf(ctx context.Context, cfg *rest.Config) string {
 	if who, err := identity.WhoAmI(ctx, cfg); err == nil && who.Username != "" {
-		user = fmt.Sprintf("the kubeconfig's user (%s)", who.Username)
+		return fmt.Sprintf("the kubeconfig's user (%s)", who.Username)
 	}
-	results, err := access.Check(ctx, client, "", access.All)
+	return "the kubeconfig's user"
+}
+
+// checkPermissions is preflight's question and its answer.
+func checkPermissions(ctx context.Context, client kubernetes.Interface, user string, pr *progress.Printer) error {
+	perms := slices.Clone(access.Essential)
+	for _, p := range access.All {
+		if !slices.Contains(perms, p) {
+			perms = append(perms, p)
+		}
+	}
+	results, err := access.Check(ctx, client, "", perms)
 	if err != nil {
 		pr.Infof("could not check what %s may do (%v): the specs will find out", user, err)
 		return nil
 	}
+	var missing []string
 	for _, r := range results {
-		if r.Allowed {
-			continue
+		if !r.Allowed && slices.Contains(access.Essential, r.Permission) {
+			missing = append(missing, r.Permission.String()+reasonOf(r))
 		}
-		if r.Permission == access.Namespaces {
-			return exitcode.Errorf(exitcode.Forbidden, "%s may not create namespaces, which every spec needs%s", user, reasonOf(r))
+	}
+	if len(missing) > 0 {
+		return exitcode.Errorf(exitcode.Forbidden, "%s may not %s, which every run needs (each spec runs in a namespace of its own, removed after it); nothing was changed",
+			user, strings.Join(missing, ", "))
+	}
+	for _, r := range results {
+		if !r.Allowed {
+			pr.Infof("%s may not %s%s: %s will be not checkable", user, r.Permission, reasonOf(r), r.Permission.For)
 		}
-		pr.Infof("%s may not %s%s: %s will be not checkable", user, r.Permission, reasonOf(r), r.Permission.For)
 	}
 	return nil
 }

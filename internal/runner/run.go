@@ -37,6 +37,10 @@ type Plan struct {
 	// ReportDir is absolute.
 	ReportDir    string
 	RefutedFails bool
+	// ImagesPushed: the images the specs run are in the registry already
+	// (a run inside the cluster, whose starter pushed them from where it
+	// reaches the registry).
+	ImagesPushed bool
 }
 
 // newProvider is NewProvider; the engine's tests give it a fake.
@@ -60,12 +64,14 @@ func Run(ctx context.Context, plan Plan) (rep report.Report, err error) {
 	}
 	registry, tag, push, from := req.Images()
 	switch {
-	case push:
+	case push && !plan.ImagesPushed:
 		// The registry first: one that cannot take our images fails the
 		// run before a cluster is made.
 		if err := provision.PushWorkloads(ctx, req.Shape.CacheDir, registry, tag, req.Shape.InsecureRegistry, pr); err != nil {
 			return rep, err
 		}
+	case push:
+		pr.Infof("images: the nodes pull %s from %s (pushed by the run outside the cluster)", workloadRefs(registry, tag), registry)
 	case registry != "":
 		pr.Infof("images: the nodes pull %s from %s (%s)", workloadRefs(registry, tag), registry, from)
 	}

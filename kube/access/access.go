@@ -64,6 +64,15 @@ var (
 	StorageClasses     = Permission{Verb: "create", Group: "storage.k8s.io", Resource: "storageclasses", For: "the scheduler's volume binding spec (a class that waits for its first consumer)"}
 )
 
+// DeleteNamespaces is how a run removes what it made: each spec's
+// namespace, with everything in it.
+var DeleteNamespaces = Permission{Verb: "delete", Resource: "namespaces", For: "every spec (its namespace is removed after it)"}
+
+// Essential are the permissions without which no spec can run and leave
+// the cluster as it found it: a run without one stops before it changes
+// anything, naming every one it lacks.
+var Essential = []Permission{Namespaces, DeleteNamespaces}
+
 // All are the permissions a run checks, Namespaces first.
 var All = []Permission{Namespaces, Pods, Deployments, Nodes, MutatingWebhooks, ValidatingWebhooks, Policies, CRDs, CSRApproval, AccessReviews, TokenReviews, ClusterRoles, DefaultBindings, NodeProxy, PersistentVolumes, StorageClasses}
 

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +24,13 @@ type Runner struct {
 	Path       string
 	Kubeconfig string
 	Context    string
+	// Dir is the directory kubectl runs in (default: the caller's); the
+	// files its arguments name are relative to it.
+	Dir string
+	// Env sets variables of kubectl's environment (NAME=value, after the
+	// caller's); Unset removes variables of the caller's.
+	Env   []string
+	Unset []string
 }
 
 // Result is what one kubectl invocation did.
@@ -75,10 +83,18 @@ func (k Runner) command(ctx context.Context, args ...string) *exec.Cmd {
 	// kubectl must not pick up the user's own configuration when the run
 	// has its own; without one it follows the user's, as we do. $KUBECONFIG
 	// rather than --kubeconfig: it may be a list of files.
-	cmd.Env = os.Environ()
-	if k.Kubeconfig != "" {
+	cmd.Env = nil
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(k.Unset, name) {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	if k.Kubeconfig != "" && !slices.Contains(k.Unset, "KUBECONFIG") {
 		cmd.Env = append(cmd.Env, "KUBECONFIG="+k.Kubeconfig)
 	}
+	cmd.Env = append(cmd.Env, k.Env...)
+	cmd.Dir = k.Dir
 	return cmd
 }
 

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +23,7 @@ type Container struct {
 	ID        string
 	Kind      string // "sandbox" or "container"
 	Name      string // container name (empty for the sandbox)
+	Image     string
 	CreatedAt time.Time
 }
 
@@ -47,6 +49,7 @@ func Containers(ctx context.Context, info *cluster.Info, node, namespace, pod st
 		}
 		var c struct {
 			Labels    map[string]string
+			Image     string
 			CreatedAt time.Time
 		}
 		if err := json.Unmarshal(raw, &c); err != nil {
@@ -56,7 +59,7 @@ func Containers(ctx context.Context, info *cluster.Info, node, namespace, pod st
 			continue
 		}
 		out = append(out, Container{ID: id, Kind: c.Labels["io.cri-containerd.kind"],
-			Name: c.Labels["io.kubernetes.container.name"], CreatedAt: c.CreatedAt})
+			Name: c.Labels["io.kubernetes.container.name"], Image: c.Image, CreatedAt: c.CreatedAt})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
 	return out, nil
@@ -75,6 +78,68 @@ func Exec(ctx context.Context, info *cluster.Info, node, id string, args ...stri
 		return nil, fmt.Errorf("name the exec: %w", err)
 	}
 	return ctr(ctx, info, node, append([]string{"tasks", "exec", "--exec-id", "kubeproof-" + hex.EncodeToString(suffix), id}, args...)...)
+}
+
+// Task is a container's running process as the runtime holds it.
+type Task struct {
+	// PID is its main process's, in the node's PID namespace.
+	PID    int
+	Status string // RUNNING, STOPPED, ...
+}
+
+// Tasks returns the runtime's tasks on node by container ID.
+func Tasks(ctx context.Context, info *cluster.Info, node string) (map[string]Task, error) {
+	if info.ContainerdAddress == "" {
+		return nil, fmt.Errorf("%s", info.Missing(cluster.NodeExec))
+	}
+	out, err := ctr(ctx, info, node, "tasks", "ls")
+	if err != nil {
+		return nil, err
+	}
+	tasks := map[string]Task{}
+	for i, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if i == 0 || len(f) < 3 {
+			continue // the header
+		}
+		pid, err := strconv.Atoi(f[1])
+		if err != nil {
+			return nil, fmt.Errorf("ctr tasks ls: PID %q of %s", f[1], f[0])
+		}
+		tasks[f[0]] = Task{PID: pid, Status: f[2]}
+	}
+	return tasks, nil
+}
+
+// Images returns the names of the runtime's images on node (not their
+// digests), sorted.
+func Images(ctx context.Context, info *cluster.Info, node string) ([]string, error) {
+	if info.ContainerdAddress == "" {
+		return nil, fmt.Errorf("%s", info.Missing(cluster.NodeExec))
+	}
+	out, err := ctr(ctx, info, node, "images", "ls", "-q")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, n := range strings.Fields(string(out)) {
+		if !strings.HasPrefix(n, "sha256:") {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Signal sends sig (KILL, TERM...) to the main process of container id on
+// node through the runtime: neither the API server nor the kubelet is
+// asked.
+func Signal(ctx context.Context, info *cluster.Info, node, id, sig string) error {
+	if info.ContainerdAddress == "" {
+		return fmt.Errorf("%s", info.Missing(cluster.NodeExec))
+	}
+	_, err := ctr(ctx, info, node, "tasks", "kill", "--signal", "SIG"+sig, id)
+	return err
 }
 
 // ctr runs the node's ctr against its containerd, in the CRI's namespace.

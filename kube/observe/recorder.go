@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
@@ -31,11 +32,16 @@ type Recorder struct {
 	err     error
 	cancel  context.CancelFunc
 	done    chan struct{}
+	// known are the objects seen (listed or watched) and not deleted, by
+	// UID: their resourceVersion and last state, for a relist to compare.
+	known map[types.UID]string
+	last  map[types.UID]runtime.Object
 }
 
 // Record lists through lw (to learn the current resourceVersion) and
 // records every later event. Objects that existed before are not events.
-// The watch resumes by itself after a dropped connection.
+// The watch resumes by itself after a dropped connection, and after an API
+// server that restarted refused to resume it (relist).
 func Record(ctx context.Context, lw cache.ListerWatcherWithContext) (*Recorder, error) {
 	list, err := lw.ListWithContext(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -51,28 +57,150 @@ func Record(ctx context.Context, lw cache.ListerWatcherWithContext) (*Recorder, 
 		cancel()
 		return nil, fmt.Errorf("start watch: %w", err)
 	}
-	r := &Recorder{changed: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
+	r := &Recorder{changed: make(chan struct{}), cancel: cancel, done: make(chan struct{}), known: map[types.UID]string{}}
+	if err := meta.EachListItem(list, func(o runtime.Object) error { r.know(o); return nil }); err != nil {
+		cancel()
+		return nil, fmt.Errorf("list before watch: %w", err)
+	}
 	go func() {
 		defer close(r.done)
-		defer rw.Stop()
 		for {
-			select {
-			case <-ctx.Done():
+			r.follow(ctx, rw)
+			if ctx.Err() != nil {
 				return
-			case ev, ok := <-rw.ResultChan():
-				if !ok {
-					r.fail(fmt.Errorf("watch ended"))
-					return
-				}
-				if ev.Type == watch.Error {
-					r.fail(fmt.Errorf("watch error: %v", ev.Object))
-					continue
-				}
-				r.add(Event{Type: ev.Type, Received: time.Now(), Object: ev.Object})
+			}
+			if rw = r.relist(ctx, lw); rw == nil {
+				return
 			}
 		}
 	}()
 	return r, nil
+}
+
+// follow records rw's events until it ends or ctx is done.
+func (r *Recorder) follow(ctx context.Context, rw *watchtools.RetryWatcher) {
+	defer rw.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-rw.ResultChan():
+			if !ok {
+				return
+			}
+			if ev.Type == watch.Error {
+				// 410 Gone (an API server that restarted has a new watch
+				// cache, which holds no older resourceVersion) ends the
+				// watcher; follow's caller lists again.
+				r.fail(fmt.Errorf("watch error: %v", ev.Object))
+				continue
+			}
+			r.know(ev.Object)
+			if ev.Type == watch.Deleted {
+				r.forget(ev.Object)
+			}
+			r.add(Event{Type: ev.Type, Received: time.Now(), Object: ev.Object})
+		}
+	}
+}
+
+// relist lists again once a watch has ended, records what changed since
+// the last event as events (an object not seen before as ADDED, one whose
+// resourceVersion changed as MODIFIED, one no longer listed as DELETED,
+// with its last state), and watches on from the list. Between lists the API
+// server may be down (restarting), with no watch to offer: it is asked
+// again every 250 ms until ctx ends.
+func (r *Recorder) relist(ctx context.Context, lw cache.ListerWatcherWithContext) *watchtools.RetryWatcher {
+	for {
+		list, err := lw.ListWithContext(ctx, metav1.ListOptions{})
+		if err == nil {
+			var rw *watchtools.RetryWatcher
+			lm, aerr := meta.ListAccessor(list)
+			if aerr == nil {
+				rw, err = watchtools.NewRetryWatcherWithContext(ctx, lm.GetResourceVersion(), lw)
+			} else {
+				err = aerr
+			}
+			if err == nil {
+				r.catchUp(list)
+				return rw
+			}
+		}
+		r.fail(fmt.Errorf("watch ended; listing again: %w", err))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// catchUp records the difference between what the recorder knew and a
+// new list as events.
+func (r *Recorder) catchUp(list runtime.Object) {
+	now := time.Now()
+	listed := map[types.UID]bool{}
+	_ = meta.EachListItem(list, func(o runtime.Object) error {
+		a, err := meta.Accessor(o)
+		if err != nil {
+			return nil //nolint:nilerr // not an object: nothing to record
+		}
+		listed[a.GetUID()] = true
+		r.mu.Lock()
+		rv, seen := r.known[a.GetUID()]
+		r.mu.Unlock()
+		switch {
+		case !seen:
+			r.know(o)
+			r.add(Event{Type: watch.Added, Received: now, Object: o})
+		case rv != a.GetResourceVersion():
+			r.know(o)
+			r.add(Event{Type: watch.Modified, Received: now, Object: o})
+		}
+		return nil
+	})
+	r.mu.Lock()
+	var gone []runtime.Object
+	for uid := range r.known {
+		if !listed[uid] {
+			gone = append(gone, r.last[uid])
+		}
+	}
+	r.mu.Unlock()
+	for _, o := range gone {
+		if o == nil {
+			continue
+		}
+		r.forget(o)
+		r.add(Event{Type: watch.Deleted, Received: now, Object: o})
+	}
+}
+
+// know notes an object's resourceVersion and last state.
+func (r *Recorder) know(o runtime.Object) {
+	a, err := meta.Accessor(o)
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.known[a.GetUID()] = a.GetResourceVersion()
+	if r.last == nil {
+		r.last = map[types.UID]runtime.Object{}
+	}
+	r.last[a.GetUID()] = o
+}
+
+// forget drops a deleted object.
+func (r *Recorder) forget(o runtime.Object) {
+	a, err := meta.Accessor(o)
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.known, a.GetUID())
+	delete(r.last, a.GetUID())
 }
 
 func (r *Recorder) add(e Event) {

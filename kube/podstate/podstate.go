@@ -6,6 +6,7 @@ package podstate
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -106,17 +107,43 @@ func ImagesPresent(p *corev1.Pod, want int) bool {
 	return true
 }
 
-// pulledIn finds the pull time in a Pulled event's message: `Successfully
-// pulled image "x" in 1.2s (1.2s including waiting)`.
-var pulledIn = regexp.MustCompile(`Successfully pulled image .* in ([0-9.]+m?s)`)
+// pulledIn reads a Pulled event's message: `Successfully pulled image "x"
+// in 1.2s (1.3s including waiting). Image size: 3045 bytes.` (the size
+// since Kubernetes 1.30).
+var pulledIn = regexp.MustCompile(`Successfully pulled image "[^"]*" in ([0-9.hmsuµn]+) \(([0-9.hmsuµn]+) including waiting\)(?:\. Image size: ([0-9]+) bytes)?`)
+
+// Pull is what the kubelet says of a pull in its Pulled event.
+type Pull struct {
+	// Took is the pull's time; WithWaiting adds the time it waited for
+	// the kubelet's earlier pulls (they are serial by default).
+	Took, WithWaiting time.Duration
+	// SizeBytes is the image's size as the runtime reports it (0 if the
+	// message does not say).
+	SizeBytes int64
+}
+
+// PulledDetails reads a Pulled event's message; ok is false for one that
+// reports no pull ("already present on machine").
+func PulledDetails(msg string) (Pull, bool) {
+	m := pulledIn.FindStringSubmatch(msg)
+	if m == nil {
+		return Pull{}, false
+	}
+	took, err1 := time.ParseDuration(m[1])
+	waiting, err2 := time.ParseDuration(m[2])
+	if err1 != nil || err2 != nil {
+		return Pull{}, false
+	}
+	p := Pull{Took: took, WithWaiting: waiting}
+	if m[3] != "" {
+		p.SizeBytes, _ = strconv.ParseInt(m[3], 10, 64)
+	}
+	return p, true
+}
 
 // PullDuration is how long the kubelet says pulling an image took, from
 // its Pulled event's message.
 func PullDuration(msg string) (time.Duration, bool) {
-	m := pulledIn.FindStringSubmatch(msg)
-	if m == nil {
-		return 0, false
-	}
-	d, err := time.ParseDuration(m[1])
-	return d, err == nil
+	p, ok := PulledDetails(msg)
+	return p.Took, ok
 }

@@ -185,7 +185,12 @@ func rawWatch(ctx context.Context, cfg *rest.Config, path string) watchHTTPEvide
 		tlsCfg = &tls.Config{}
 	}
 	tlsCfg.NextProtos = []string{"http/1.1"}
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsCfg, ForceAttemptHTTP2: false}}
+	// The kubeconfig's credentials beyond TLS too (a bearer token, a
+	// token file, an exec plugin's): without them a user who is not
+	// authenticated by a client certificate watches as anonymous (403).
+	rt, err := rest.HTTPWrappersForConfig(cfg, &http.Transport{TLSClientConfig: tlsCfg, ForceAttemptHTTP2: false})
+	framework.ExpectNoError(err, "the kubeconfig's credentials")
+	client := &http.Client{Transport: rt}
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, "GET", cfg.Host+path, nil)

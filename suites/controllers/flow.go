@@ -36,6 +36,7 @@ var _ = ginkgo.Describe("Deployment controllers", func() {
 			f.Needs(framework.ServiceAccounts, framework.Images)
 			auditLog, from := f.AuditLog()
 			w := watchAll(ctx, f)
+			events := f.RecordEvents(ctx)
 			kubectl(ctx, f, "apply", "-f", "-", bytes.NewReader(framework.Manifest("deployment.yaml")))
 
 			ginkgo.By("the Deployment controller makes a ReplicaSet: its name, label and owner")
@@ -81,8 +82,9 @@ var _ = ginkgo.Describe("Deployment controllers", func() {
 			}
 			podEvents, _ := framework.Await(ctx, w.pod, "3 Pods of "+rs.Name, framework.Timeout.Controller, func(es []observe.Event) bool { return len(added(es)) >= 3 })
 			pev := podsEvidence{}
-			var podNames []string
+			var podNames, created []string
 			for _, p := range added(podEvents) {
+				created = append(created, p.Name)
 				pev.Created++
 				podNames = append(podNames, strings.Replace(p.Name, rs.Name, "{replicaset}", 1))
 				if o := controllerRef(p.OwnerReferences); o.kind == "ReplicaSet" && o.name == rs.Name {
@@ -98,6 +100,7 @@ var _ = ginkgo.Describe("Deployment controllers", func() {
 				framework.Unmet("kube-controller-manager", "the ReplicaSet controller created 3 Pods", fmt.Sprintf("%d within %s", pev.Created, framework.Timeout.Controller))
 			}
 			framework.Saw("kube-controller-manager", "the replicaset controller created Pods")
+			recordReported(ctx, events, deploymentName, rs.Name, created)
 			if auditLog != nil {
 				recordCreations(ctx, f, auditLog, from)
 			}

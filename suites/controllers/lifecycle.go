@@ -114,13 +114,14 @@ var _ = ginkgo.Describe("Deployment lifecycle", func() {
 			f.Needs(framework.PodsReady, framework.PodsCreated)
 			auditLog, _ := f.AuditLog()
 			w := watchAll(ctx, f)
+			kubeEvents := f.RecordEvents(ctx)
 			create(ctx, f, deployment(deploymentName, 3))
 			w.completeOrStop(ctx, deploymentName)
 			firstRS := w.currentReplicaSet(ctx, deploymentName)
 
 			ginkgo.By("changing the Pod template: kubectl set env")
 			from, _ := markAudit(auditLog)
-			start, podStart := len(w.rs.Events()), len(w.pod.Events())
+			start, podStart, eventStart := len(w.rs.Events()), len(w.pod.Events()), len(kubeEvents.Events())
 			kubectl(ctx, f, "set", "env", "deployment/"+deploymentName, "ROLLOUT=2")
 			// maxSurge and maxUnavailable are the defaults (25%): for 3
 			// replicas 1 Pod more and none fewer.
@@ -133,6 +134,7 @@ var _ = ginkgo.Describe("Deployment lifecycle", func() {
 				ev.NewRevision = secondRS.Annotations["deployment.kubernetes.io/revision"]
 			}
 			rollout.Record(ev)
+			recordRolloutSteps(ctx, w.rs.Events(), start, kubeEvents, eventStart, deploymentName)
 			if auditLog != nil {
 				updates, err := auditLog.Since(from, audit.All(audit.By(deploymentController), audit.Verbs("update", "patch"), func(e audit.Event) bool {
 					return e.ObjectRef != nil && e.ObjectRef.Resource == "replicasets" && e.ObjectRef.Namespace == f.Namespace

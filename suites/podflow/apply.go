@@ -24,12 +24,21 @@ type applyRun struct {
 // Pod named name.
 func apply(ctx context.Context, f *framework.Framework, name string) applyRun {
 	ginkgo.GinkgoHelper()
+	return applyImage(ctx, f, name, "")
+}
+
+// applyImage is apply with the container's image set to image (if not "").
+func applyImage(ctx context.Context, f *framework.Framework, name, image string) applyRun {
+	ginkgo.GinkgoHelper()
 	ginkgo.By("kubectl apply -f pod.yaml")
 	manifest := framework.Manifest("pod.yaml")
-	if name != podName {
+	if name != podName || image != "" {
 		var p corev1.Pod
 		framework.ExpectNoError(yaml.Unmarshal(manifest, &p), "read pod.yaml")
 		p.Name = name
+		if image != "" {
+			p.Spec.Containers[0].Image = image
+		}
 		var err error
 		manifest, err = yaml.Marshal(&p)
 		framework.ExpectNoError(err, "write pod.yaml with name %s", name)

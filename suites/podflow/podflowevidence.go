@@ -114,14 +114,6 @@ type eventsEvidence struct {
 	WithImageInOrder bool `json:"withImageInOrder"`
 }
 
-// The Pod's events about its image, when the node did not have it.
-type pullEvidence struct {
-	// Reasons are the reasons of the Pod's events, in the order received.
-	Reasons []string `json:"reasons"`
-	// PulledMessage is the Pulled event's message ("" without one).
-	PulledMessage string `json:"pulledMessage"`
-}
-
 // How often a Ready Pod's status was written in an observation window.
 type statusWindowEvidence struct {
 	// WindowSeconds is how long the Ready Pod and its node's Lease were
@@ -167,7 +159,6 @@ type reappliedEvidence struct {
 }
 
 var (
-	pull         = framework.DeclareEvidence[pullEvidence]("pull", specCreate)
 	applied      = framework.DeclareEvidence[applyEvidence]("apply", specCreate, specStatusWindow, specDelete)
 	stored       = framework.DeclareEvidence[storedEvidence]("stored", specCreate)
 	bound        = framework.DeclareEvidence[boundEvidence]("bound", specCreate)

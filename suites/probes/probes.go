@@ -41,9 +41,13 @@ var _ = ginkgo.Describe("probes of claims files", func() {
 			labels = append(labels, speclink.ClaimLabelPrefix+id)
 		}
 		args := []any{labels}
-		if p.StopsComponents() {
-			// A stopped component disturbs every other spec.
+		if p.RunsAlone() {
+			// A stopped or restarted component, or a change of the whole
+			// cluster, disturbs every other spec.
 			args = append(args, ginkgo.Serial)
+		}
+		if p.PodSecurity != "" {
+			args = append(args, framework.NeedsPodSecurity(p.PodSecurity))
 		}
 		ginkgo.It(p.Description, append(args, func(ctx ginkgo.SpecContext) {
 			if usesOurImages(p) {

@@ -13,24 +13,15 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kubeproof/kubeproof/claims/evidence"
 	"github.com/kubeproof/kubeproof/claims/observer"
 	"github.com/kubeproof/kubeproof/claims/probe"
-	"github.com/kubeproof/kubeproof/contract/images"
 	"github.com/kubeproof/kubeproof/framework"
-	"github.com/kubeproof/kubeproof/kube/kubectl"
 )
 
 // DefaultTimeout bounds a probe that gives none; DefaultWait a wait.
@@ -47,8 +38,9 @@ type run struct {
 	env   *observer.Env
 	obs   map[string]observer.Recorder
 	steps map[string]probe.StepResult
-	// started starts again the components a step stopped.
-	started map[string]func(context.Context) error
+	// started starts again the components a step stopped; restored
+	// restarts as they were those a step restarted with a change.
+	started, restored map[string]func(context.Context) error
 }
 
 // runProbe runs p in f's namespace: it starts the observers, takes the steps
@@ -61,17 +53,21 @@ func runProbe(ctx context.Context, f *framework.Framework, p probe.LoadedProbe) 
 	ctx, cancel := context.WithTimeout(ctx, framework.Scale(timeout))
 	defer cancel()
 
+	refused := refusedScope(f, p)
 	for _, c := range p.Requires {
-		if !f.Cluster.Has(c) {
-			reason := fmt.Sprintf("probe %s requires %s: %s", p.ID, c, f.Cluster.Missing(c))
-			for _, d := range p.Evidence(evidence.Source{}) {
-				framework.ProbeUnobservable(d.Name, reason)
-			}
-			return
+		if refused == "" && !f.Cluster.Has(c) {
+			refused = fmt.Sprintf("probe %s requires %s: %s", p.ID, c, f.Cluster.Missing(c))
 		}
 	}
-	r := &run{f: f, p: p, obs: map[string]observer.Recorder{}, steps: map[string]probe.StepResult{}, started: map[string]func(context.Context) error{}}
-	r.env = &observer.Env{Client: f.Client, Namespace: f.Namespace, Cluster: f.Cluster,
+	if refused != "" {
+		for _, d := range p.Evidence(evidence.Source{}) {
+			framework.ProbeUnobservable(d.Name, refused)
+		}
+		return
+	}
+	r := &run{f: f, p: p, obs: map[string]observer.Recorder{}, steps: map[string]probe.StepResult{},
+		started: map[string]func(context.Context) error{}, restored: map[string]func(context.Context) error{}}
+	r.env = &observer.Env{Client: f.Client, RESTConfig: f.RESTConfig, Namespace: f.Namespace, Cluster: f.Cluster,
 		APITimeout: framework.Timeout.API, AuditTimeout: framework.Timeout.Audit}
 	r.env.Dynamic, err = dynamic.NewForConfig(f.RESTConfig)
 	framework.ExpectNoError(err, "dynamic client")
@@ -80,6 +76,7 @@ func runProbe(ctx context.Context, f *framework.Framework, p probe.LoadedProbe) 
 	r.env.Mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
 
 	r.env.Start = time.Now()
+	r.env.StepStarts = map[string]time.Time{}
 	for _, o := range p.Observe {
 		ob, err := r.startObserver(ctx, o)
 		if err != nil {
@@ -92,9 +89,21 @@ func runProbe(ctx context.Context, f *framework.Framework, p probe.LoadedProbe) 
 	// before a step failed still decides the claims about it.
 	defer r.record()
 	names := p.StepNames()
+	starts := map[string]time.Time{}
 	for i, s := range p.Steps {
 		res, err := r.step(ctx, s)
+		starts[names[i]] = res.startedAt
+		r.env.StepStarts[names[i]] = res.startedAt
+		// A wait's since may name the wait itself (its own start, said on
+		// purpose), so its start is known by now.
 		res.At = r.env.Millis(res.startedAt)
+		if s.Wait != nil && s.Wait.Since != "" {
+			// Validated: an earlier step, so it has started.
+			res.Took = ms(starts[s.Wait.Since], res.endedAt)
+		}
+		if res.Dropped == nil {
+			res.Dropped = []string{}
+		}
 		r.steps[names[i]] = res.StepResult
 		for _, ob := range r.obs {
 			if w, ok := ob.(observer.StepReader); ok {
@@ -132,16 +141,20 @@ func (r *run) record() {
 
 type stepResult struct {
 	probe.StepResult
-	startedAt time.Time
+	startedAt, endedAt time.Time
 }
 
 // step takes one step; the result's code is that of its last request.
 func (r *run) step(ctx context.Context, s probe.Step) (res stepResult, err error) {
 	res.startedAt = time.Now()
 	defer func() {
-		res.Took = ms(res.startedAt, time.Now())
+		res.endedAt = time.Now()
+		res.Took = ms(res.startedAt, res.endedAt)
 		if err != nil {
-			res.Message = err.Error()
+			// A command's message is its output; a request's, its error.
+			if res.Message == "" {
+				res.Message = err.Error()
+			}
 			var st apierrors.APIStatus
 			if errors.As(err, &st) {
 				res.Code = int(st.Status().Code)
@@ -151,7 +164,7 @@ func (r *run) step(ctx context.Context, s probe.Step) (res stepResult, err error
 	}()
 	switch {
 	case s.Apply != nil:
-		res.Code, err = r.apply(ctx, s.Apply)
+		res.Code, res.Dropped, err = r.apply(ctx, s.Apply)
 	case s.Patch != nil:
 		res.Code, err = r.patch(ctx, s.Patch)
 	case s.Delete != nil:
@@ -159,16 +172,40 @@ func (r *run) step(ctx context.Context, s probe.Step) (res stepResult, err error
 	case s.Wait != nil:
 		err = r.wait(ctx, s.Wait)
 	case s.Kubectl != nil:
-		res.Code, res.Message, err = r.kubectl(ctx, s.As, s.Kubectl)
+		res, err = r.kubectlStep(ctx, s, s.Kubectl, res)
 	case s.StopComponent != "":
 		// The framework starts it again when the spec ends, if no step did.
 		r.started[s.StopComponent] = r.f.StopComponent(ctx, s.StopComponent)
 	case s.StartComponent != "":
 		err = r.started[s.StartComponent](ctx)
+	case s.RestartComponent != nil:
+		err = r.restartComponent(ctx, s.RestartComponent)
+	case s.RestoreComponent != "":
+		if restore, ok := r.restored[s.RestoreComponent]; ok {
+			err = restore(ctx)
+		} else {
+			err = fmt.Errorf("%s was not restarted by an earlier step", s.RestoreComponent)
+		}
+	case s.AddComponent != nil:
+		err = r.f.StartExtraComponent(ctx, s.AddComponent.Component, s.AddComponent.Name, s.AddComponent.Args)
+	case s.Signal != nil:
+		err = r.signal(ctx, s.Signal)
 	case s.Exec != nil:
-		res.Code, res.Message, err = r.kubectl(ctx, s.As, append(append([]string{"exec", s.Exec.Pod}, containerArg(s.Exec.Container)...), append([]string{"--"}, s.Exec.Command...)...))
+		args := []string{"exec", s.Exec.Pod}
+		if s.Stdin != "" || s.StdinFile != "" {
+			args = append(args, "-i")
+		}
+		args = append(append(args, containerArg(s.Exec.Container)...), "--")
+		res, err = r.kubectlStep(ctx, s, append(args, s.Exec.Command...), res)
 	}
 	return res, err
+}
+
+// kubectlStep runs a kubectl or exec step, keeping res's start.
+func (r *run) kubectlStep(ctx context.Context, s probe.Step, args []string, res stepResult) (stepResult, error) {
+	out, err := r.kubectl(ctx, s, args)
+	out.startedAt = res.startedAt
+	return out, err
 }
 
 func containerArg(c string) []string {
@@ -192,101 +229,51 @@ func (r *run) startObserver(ctx context.Context, o probe.Observer) (observer.Rec
 	return o.Spec.Start(ctx, r.env)
 }
 
-// apply creates every object of a manifest, with kubeproof's images taken
-// from the run's registry and the run's ownership labels.
-func (r *run) apply(ctx context.Context, a *probe.Apply) (int, error) {
-	data, err := r.p.Manifest(*a)
-	if err != nil {
-		return 0, err
-	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(images.Rewrite(data)), 4096)
-	code := 0
-	for {
-		var obj unstructured.Unstructured
-		if err := dec.Decode(&obj.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return code, fmt.Errorf("manifest: %w", err)
+// kubectl runs the cluster's kubectl in the probe's namespace, in the
+// claims file's directory, as the run's user or as the step says, with its
+// standard input and environment.
+func (r *run) kubectl(ctx context.Context, s probe.Step, args []string) (res stepResult, err error) {
+	k := r.f.Kubectl
+	if s.As != nil {
+		if k, err = r.kubectlAs(ctx, *s.As); err != nil {
+			return res, err
 		}
-		if obj.Object == nil {
+	}
+	k.Dir = filepath.Dir(r.p.Path)
+	if len(s.Env) > 0 {
+		// kubectl looks in $HOME for a configuration of its own: an empty
+		// one, unless the step sets it, so that a variable unset does not
+		// turn to the user's files on this machine.
+		k.Env = append(k.Env, "HOME="+ginkgo.GinkgoT().TempDir())
+	}
+	for name, v := range s.Env {
+		if v == nil {
+			k.Unset = append(k.Unset, name)
 			continue
 		}
-		labels := obj.GetLabels()
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		for k, v := range framework.RunLabels() {
-			labels[k] = v
-		}
-		obj.SetLabels(labels)
-		ri, err := r.env.Resource(obj.GetAPIVersion(), obj.GetKind())
+		k.Env = append(k.Env, name+"="+*v)
+	}
+	var stdin io.Reader
+	switch {
+	case s.Stdin != "":
+		stdin = strings.NewReader(s.Stdin)
+	case s.StdinFile != "":
+		data, err := os.ReadFile(r.p.Relative(s.StdinFile))
 		if err != nil {
-			return code, err
+			return res, fmt.Errorf("stdinFile: %w", err)
 		}
-		if _, err := ri.Create(ctx, &obj, metav1.CreateOptions{}); err != nil {
-			return code, fmt.Errorf("create %s %s: %w", obj.GetKind(), obj.GetName(), err)
-		}
-		code = 201
+		stdin = bytes.NewReader(data)
 	}
-	return code, nil
-}
-
-func (r *run) patch(ctx context.Context, p *probe.Patch) (int, error) {
-	ri, err := r.env.Resource(p.APIVersion, p.Kind)
+	out, err := k.Run(ctx, stdin, append([]string{"-n", r.f.Namespace}, args...)...)
 	if err != nil {
-		return 0, err
+		return res, err
 	}
-	body, err := sigsyaml.YAMLToJSON(p.Patch)
-	if err != nil {
-		return 0, fmt.Errorf("patch: %w", err)
+	res.Code, res.Stdout, res.Stderr = out.ExitCode, out.Stdout, out.Stderr
+	res.Message = strings.TrimSpace(out.Stdout + out.Stderr)
+	if out.ExitCode != 0 {
+		return res, fmt.Errorf("kubectl %s: exit %d: %s", strings.Join(args, " "), out.ExitCode, res.Message)
 	}
-	pt := map[string]types.PatchType{"": types.MergePatchType, "merge": types.MergePatchType, "strategic": types.StrategicMergePatchType, "json": types.JSONPatchType}[p.Type]
-	var sub []string
-	if p.Subresource != "" {
-		sub = []string{p.Subresource}
-	}
-	if _, err := ri.Patch(ctx, p.Name, pt, body, metav1.PatchOptions{}, sub...); err != nil {
-		return 0, fmt.Errorf("patch %s: %w", p.Object, err)
-	}
-	return 200, nil
-}
-
-func (r *run) delete(ctx context.Context, d *probe.Delete) (int, error) {
-	ri, err := r.env.Resource(d.APIVersion, d.Kind)
-	if err != nil {
-		return 0, err
-	}
-	opts := metav1.DeleteOptions{GracePeriodSeconds: d.GracePeriodSeconds}
-	if d.Propagation != "" {
-		pp := metav1.DeletionPropagation(d.Propagation)
-		opts.PropagationPolicy = &pp
-	}
-	if err := ri.Delete(ctx, d.Name, opts); err != nil {
-		return 0, fmt.Errorf("delete %s: %w", d.Object, err)
-	}
-	return 200, nil
-}
-
-// kubectl runs the cluster's kubectl in the probe's namespace, as the
-// run's user or as id.
-func (r *run) kubectl(ctx context.Context, id *probe.Identity, args []string) (int, string, error) {
-	k := r.f.Kubectl
-	if id != nil {
-		var err error
-		if k, err = r.kubectlAs(ctx, *id); err != nil {
-			return 0, "", err
-		}
-	}
-	res, err := k.Run(ctx, nil, append([]string{"-n", r.f.Namespace}, args...)...)
-	if err != nil {
-		return 0, "", err
-	}
-	out := strings.TrimSpace(res.Stdout + res.Stderr)
-	if res.ExitCode != 0 {
-		return res.ExitCode, out, fmt.Errorf("kubectl %s: exit %d: %s", strings.Join(args, " "), res.ExitCode, out)
-	}
-	return 0, out, nil
+	return res, nil
 }
 
 // wait waits on an object observer until its field meets the condition
@@ -310,26 +297,3 @@ func (r *run) wait(ctx context.Context, w *probe.Wait) error {
 
 // ms is the time from start to t in milliseconds.
 func ms(start, t time.Time) float64 { return framework.Millis(t.Sub(start)) }
-
-// kubectlAs is kubectl with a kubeconfig of its own: the cluster's server
-// and CA, and a client certificate the CSR API issued for id.
-func (r *run) kubectlAs(ctx context.Context, id probe.Identity) (kubectl.Runner, error) {
-	cert, key := r.f.ClientCertificate(ctx, id.User, id.Groups...)
-	cfg := clientcmdapi.NewConfig()
-	ca := r.f.RESTConfig.CAData
-	if len(ca) == 0 && r.f.RESTConfig.CAFile != "" {
-		var err error
-		if ca, err = os.ReadFile(r.f.RESTConfig.CAFile); err != nil {
-			return kubectl.Runner{}, fmt.Errorf("the cluster's CA: %w", err)
-		}
-	}
-	cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: r.f.RESTConfig.Host, CertificateAuthorityData: ca}
-	cfg.AuthInfos[id.User] = &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: key}
-	cfg.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: id.User}
-	cfg.CurrentContext = "c"
-	path := filepath.Join(ginkgo.GinkgoT().TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		return kubectl.Runner{}, fmt.Errorf("write a kubeconfig for %s: %w", id.User, err)
-	}
-	return kubectl.Runner{Path: r.f.Kubectl.Path, Kubeconfig: path}, nil
-}

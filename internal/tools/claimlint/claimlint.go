@@ -60,18 +60,18 @@ func UnknownSpecs(cs []claims.Claim, probes []probe.LoadedProbe) []string {
 // expectation can hold, and, given the document's text, that its quotes
 // stand in it. It returns every problem found.
 // Advice that does not make the file wrong (a missing header) is returned
-// as hints.
-func File(path string, doc *Document) (n int, problems, hints []string) {
+// as hints; traps a probe falls into (Traps) as warnings.
+func File(path string, doc *Document) (n int, problems, hints, warnings []string) {
 	cat, err := claims.LoadAt(fixtures.Claims(), fixtures.ClaimsDir)
 	if err != nil {
-		return 0, []string{"the built-in catalog: " + err.Error()}, nil
+		return 0, []string{"the built-in catalog: " + err.Error()}, nil, nil
 	}
 	before, hintsBefore := len(cat.Claims), len(cat.Hints)
 	if err := cat.AddFile(path); err != nil {
-		return 0, ProblemsOf(err), nil
+		return 0, ProblemsOf(err), nil, nil
 	}
 	own := cat.Claims[before:]
-	return len(own), Own(own, cat.Probes, doc), cat.Hints[hintsBefore:]
+	return len(own), Own(own, cat.Probes, doc), cat.Hints[hintsBefore:], Traps(own, cat.Probes)
 }
 
 // ScaffoldQuote is the quote `claims new` writes, for the user to replace:

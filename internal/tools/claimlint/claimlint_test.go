@@ -57,14 +57,14 @@ func write(t *testing.T, text string) string {
 // the document lacks are each one problem.
 func TestFile(t *testing.T) {
 	doc := &Document{Name: "mine.md", Text: "# Mine\n\nA container filters its system calls.\nAn audited request is recorded.\n"}
-	n, problems, hints := File(write(t, strings.Replace(file, "  specs: [mine-probe]\n", "  specs: [mine-probe]\n  requires: [AuditLog]\n", 1)), doc)
-	if n != 2 || len(problems) != 0 || len(hints) != 0 {
-		t.Fatalf("a good file: %d claims, problems %v, hints %v", n, problems, hints)
+	n, problems, hints, warnings := File(write(t, strings.Replace(file, "  specs: [mine-probe]\n", "  specs: [mine-probe]\n  requires: [AuditLog]\n", 1)), doc)
+	if n != 2 || len(problems) != 0 || len(hints) != 0 || len(warnings) != 0 {
+		t.Fatalf("a good file: %d claims, problems %v, hints %v, warnings %v", n, problems, hints, warnings)
 	}
 	bad := strings.Replace(file, "seccomp.default", "seccomp.defualt", 1)
 	bad = strings.Replace(bad, "An audited request", "An audited call", 1)
 	bad = strings.Replace(bad, "[kubelet-seccomp]", "[kubelet-seccomp, no-such-spec]", 1)
-	_, problems, _ = File(write(t, bad), doc)
+	_, problems, _, _ = File(write(t, bad), doc)
 	all := strings.Join(problems, "\n")
 	for _, want := range []string{
 		"claim MINE-PROBED: reads api, an observer of probe mine-probe that needs capability AuditLog",
@@ -88,18 +88,18 @@ func TestFile(t *testing.T) {
 func TestFileWithoutDocument(t *testing.T) {
 	text := strings.Replace(file, "A container filters its system calls.", ScaffoldQuote, 1)
 	text = strings.ReplaceAll(text, "mine-probe", "kubelet-seccomp")
-	_, problems, _ := File(write(t, text), nil)
+	_, problems, _, _ := File(write(t, text), nil)
 	all := strings.Join(problems, "\n")
 	for _, want := range []string{"the quote is the placeholder", "probe kubelet-seccomp: the ID is a built-in spec's"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("problems lack %q:\n%s", want, all)
 		}
 	}
-	_, problems, _ = File(write(t, strings.Replace(file, "kind: behaviour", "kind: vibe", 1)), nil)
+	_, problems, _, _ = File(write(t, strings.Replace(file, "kind: behaviour", "kind: vibe", 1)), nil)
 	if len(problems) != 1 || !strings.Contains(problems[0], `kind "vibe" is not one of`) {
 		t.Errorf("a claim of no kind: %v", problems)
 	}
-	_, _, hints := File(write(t, strings.Replace(file, "apiVersion: kubeproof.io/v1alpha1\nkind: Claims\n", "", 1)), nil)
+	_, _, hints, _ := File(write(t, strings.Replace(file, "apiVersion: kubeproof.io/v1alpha1\nkind: Claims\n", "", 1)), nil)
 	if len(hints) != 1 || !strings.Contains(hints[0], "has no header") {
 		t.Errorf("hints %v", hints)
 	}

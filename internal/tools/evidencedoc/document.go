@@ -139,7 +139,7 @@ func claimReads(cat *claims.Catalog) map[string][]read {
 	if cat == nil {
 		return out
 	}
-	for _, c := range cat.Claims {
+	for _, c := range claims.WithReadings(cat.Claims) {
 		add := func(path, spec string) {
 			for _, s := range c.Specs {
 				if spec == "" || spec == s {

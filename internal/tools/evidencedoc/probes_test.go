@@ -22,7 +22,7 @@ func TestProbeMeanings(t *testing.T) {
 			t.Errorf("%s %s (%s) has no meaning", p.Spec, p.Path, p.Type)
 		}
 	}
-	for _, want := range []string{"steps", "pod", "events", "api", "eps", "stored", "requests", "node"} {
+	for _, want := range []string{"steps", "pod", "events", "api", "eps", "stored", "requests", "node", "gates", "podDir", "rt", "procs", "cni", "host"} {
 		if !kinds[want] {
 			t.Errorf("no paths of evidence %s", want)
 		}

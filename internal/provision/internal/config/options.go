@@ -31,6 +31,19 @@ type Existing struct {
 	// run pushes none there (no --image-registry): the registry path a
 	// release published them to, tagged with its version.
 	Published Published
+	// InCluster, when set, says that kubeproof runs in a Pod of the
+	// cluster, started by a run outside it (run --in-cluster).
+	InCluster *InCluster
+}
+
+// InCluster is what a run outside the cluster knew of it that holds
+// inside too, for the run it started in a Pod there.
+type InCluster struct {
+	// Provider is the outer run's provider.
+	Provider string
+	// LoadedImages: the nodes have kubeproof's images loaded (the outer
+	// run's cluster had LoadImage).
+	LoadedImages bool
 }
 
 // Published names a registry path holding kubeproof's published images

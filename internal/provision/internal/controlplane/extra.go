@@ -48,7 +48,7 @@ type Extra struct {
 // StartExtra starts the server, waits until it is ready, and returns how to
 // reach and stop it; a server that never becomes ready is stopped.
 func StartExtra(ctx context.Context, e Extra) (*cluster.APIServer, error) {
-	proc, err := process.Start(e.Name, override(e.Args, e.Wins), e.Log, nil)
+	proc, err := process.Start(e.Name, Override(e.Args, e.Wins), e.Log, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -67,8 +67,8 @@ func StartExtra(ctx context.Context, e Extra) (*cluster.APIServer, error) {
 	return &cluster.APIServer{URL: url, CAFile: e.CAFile, AuditLogPath: e.AuditLog, Stop: stop}, nil
 }
 
-// override drops from args the flags named in wins, then appends wins.
-func override(args, wins []string) []string {
+// Override drops from args the flags named in wins, then appends wins.
+func Override(args, wins []string) []string {
 	named := map[string]bool{}
 	for _, w := range wins {
 		named[flagName(w)] = true

@@ -97,6 +97,20 @@ func PushPlatforms(ctx context.Context, img images.Image, programs map[string]st
 	return ref, digest, pushed, err
 }
 
+// PushImage puts image at ref unless it is there already with the same
+// digest, and returns its digest and whether it pushed. Credentials come
+// from the Docker config keychain ($DOCKER_CONFIG, ~/.docker/config.json);
+// insecure allows a registry that speaks plain HTTP.
+func PushImage(ctx context.Context, image v1.Image, ref string, insecure bool) (digest v1.Hash, pushed bool, err error) {
+	if digest, err = image.Digest(); err != nil {
+		return digest, false, fmt.Errorf("digest of image %s: %w", ref, err)
+	}
+	_, pushed, err = push(ctx, ref, digest, insecure, func(t name.Tag, o ...remote.Option) error {
+		return remote.Write(t, image, o...)
+	})
+	return digest, pushed, err
+}
+
 // push writes what write writes at ref unless ref has digest already.
 func push(ctx context.Context, ref string, digest v1.Hash, insecure bool, write func(name.Tag, ...remote.Option) error) (string, bool, error) {
 	var opts []name.Option
@@ -142,5 +156,5 @@ func notFound(err error) bool {
 // registryError classifies a registry's failure for the exit code: one
 // that could not be reached, or one that refused.
 func registryError(what string, err error) error {
-	return exitcode.Errorf(exitcode.Registry, "%s: %v", what, err)
+	return exitcode.Errorf(exitcode.Registry, "image registry: %s: %v", what, err)
 }

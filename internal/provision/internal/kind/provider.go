@@ -22,6 +22,7 @@ import (
 	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
+	"github.com/kubeproof/kubeproof/internal/provision/internal/clusterregistry"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/config"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/dockerd"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/hostchange"
@@ -37,10 +38,13 @@ const (
 	Scheduler         = "kube-scheduler"
 	KubeProxy         = "kube-proxy"
 	Kubelet           = "kubelet"
+	// Registry is the registry kubeproof serves beside the cluster, which
+	// the nodes pull the pull specs' images from (registry.go).
+	Registry = clusterregistry.Name
 )
 
 // Optional are the components --without can leave out.
-var Optional = []string{ControllerManager, Scheduler, KubeProxy}
+var Optional = []string{ControllerManager, Scheduler, KubeProxy, Registry}
 
 // Root is where kind clusters keep their host-side files.
 const Root = "/var/lib/kubeproof/kind"
@@ -108,14 +112,17 @@ func (p *Provider) Name() string { return ProviderName }
 // layout names the host-side files of one kind cluster.
 type layout struct{ name string }
 
-func (l layout) dir() string        { return filepath.Join(Root, l.name) }
-func (l layout) stateFile() string  { return filepath.Join(l.dir(), "state.json") }
-func (l layout) infoFile() string   { return filepath.Join(l.dir(), "cluster.json") }
-func (l layout) kubeconfig() string { return filepath.Join(l.dir(), "kubeconfig") }
-func (l layout) auditDir() string   { return filepath.Join(l.dir(), "audit") }
-func (l layout) auditLog() string   { return filepath.Join(l.auditDir(), "audit.log") }
-func (l layout) confDir() string    { return filepath.Join(l.dir(), "conf") }
-func (l layout) pkiDir() string     { return filepath.Join(l.dir(), "pki") }
+func (l layout) dir() string               { return filepath.Join(Root, l.name) }
+func (l layout) registryDir() string       { return filepath.Join(l.dir(), "registry") }
+func (l layout) registryAccessLog() string { return filepath.Join(l.dir(), "registry-access.jsonl") }
+func (l layout) registryLog() string       { return filepath.Join(l.dir(), "registry.log") }
+func (l layout) stateFile() string         { return filepath.Join(l.dir(), "state.json") }
+func (l layout) infoFile() string          { return filepath.Join(l.dir(), "cluster.json") }
+func (l layout) kubeconfig() string        { return filepath.Join(l.dir(), "kubeconfig") }
+func (l layout) auditDir() string          { return filepath.Join(l.dir(), "audit") }
+func (l layout) auditLog() string          { return filepath.Join(l.auditDir(), "audit.log") }
+func (l layout) confDir() string           { return filepath.Join(l.dir(), "conf") }
+func (l layout) pkiDir() string            { return filepath.Join(l.dir(), "pki") }
 func (l layout) pki(n string) string {
 	return filepath.Join(l.pkiDir(), n)
 }
@@ -168,7 +175,19 @@ func (p *Provider) Info(ctx context.Context) (*cluster.Info, error) {
 	if err != nil || len(ns) == 0 {
 		return nil, exitcode.Errorf(exitcode.Unreachable, "kind cluster %q has no nodes in Docker at %s (%v)", p.cfg.Name, st.DockerHost, err)
 	}
-	return cluster.Load(p.l.infoFile())
+	info, err := cluster.Load(p.l.infoFile())
+	if err != nil || st.Registry == nil || st.Registry.Alive() {
+		return info, err
+	}
+	// Without its registry the cluster works; only what needs a download
+	// cannot be checked.
+	info.Capabilities = slices.DeleteFunc(info.Capabilities, func(c cluster.Capability) bool { return c == cluster.RegistryPull })
+	if info.Reasons == nil {
+		info.Reasons = map[cluster.Capability]string{}
+	}
+	info.Reasons[cluster.RegistryPull] = fmt.Sprintf("the cluster's registry (pid %d) is not running; see %s", st.Registry.PID, st.Registry.Log)
+	info.PullRegistry = nil
+	return info, nil
 }
 
 // Abandoned implements cluster.Abandoner: the state names a maker that is

@@ -5,15 +5,20 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 	"sigs.k8s.io/kind/pkg/exec"
 
+	"github.com/kubeproof/kubeproof/internal/progress"
+	"github.com/kubeproof/kubeproof/internal/provision/internal/clusterregistry"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/imagebuild"
+	"github.com/kubeproof/kubeproof/internal/provision/internal/process"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/registryhosts"
 )
 
@@ -22,7 +27,7 @@ import (
 // registry on this machine's loopback is reached at the node's default
 // gateway, the host's address on the kind network: push to 127.0.0.1:PORT
 // and let the registry listen on the gateway's address too.
-func (u *bringUp) registryAccess(context.Context) error {
+func (u *bringUp) registryAccess(ctx context.Context) error {
 	s := u.p.cfg.Shape
 	if len(u.nodes) == 0 {
 		return nil
@@ -34,6 +39,14 @@ func (u *bringUp) registryAccess(context.Context) error {
 	}
 	u.nodeRegistry = registryhosts.NodeAddress(s, gw)
 	files := registryhosts.Files(s, gw)
+	if !slices.Contains(u.p.cfg.Without, Registry) {
+		if err := u.startRegistry(ctx, gw); err != nil {
+			return err
+		}
+		// The cluster's own registry speaks plain HTTP.
+		full, shaped := u.registry.Addresses()
+		files[full], files[shaped] = registryhosts.PlainHTTP(full), registryhosts.PlainHTTP(shaped)
+	}
 	for host, file := range files {
 		if s.ImageRegistry != "" && strings.HasPrefix(s.ImageRegistry, host) {
 			u.p.cfg.Progress.Infof("the nodes pull %s from %s: a registry on this machine must listen there too", s.ImageRegistry, registryhosts.Server(file))
@@ -56,6 +69,50 @@ func (u *bringUp) registryAccess(context.Context) error {
 		})
 	}
 	return g.Wait()
+}
+
+// startRegistry starts the cluster's registry (package clusterregistry)
+// at the nodes' gateway, this machine's address on the kind network, which
+// every kind cluster's nodes share: at the first two free ports from
+// clusterregistry.DefaultPort. The process is in the state before it
+// starts to answer, so that down stops it after a failure too (it also
+// finds it by its command line, which names the cluster's directory).
+func (u *bringUp) startRegistry(ctx context.Context, gw string) error {
+	c, l := u.p.cfg, u.p.l
+	started := time.Now()
+	port, err := clusterregistry.FreePort(gw, clusterregistry.DefaultPort)
+	if err != nil {
+		return err
+	}
+	reg := clusterregistry.Spec{Host: gw, Port: port, Rate: clusterregistry.DefaultRate,
+		Dir: l.registryDir(), AccessLog: l.registryAccessLog(),
+		Link: fmt.Sprintf("the kind network's bridge from the node containers to this machine (gateway %s), on this machine", gw)}
+	args, err := reg.Command()
+	if err != nil {
+		return err
+	}
+	proc, err := process.Start(Registry, args, l.registryLog(), nil)
+	if err != nil {
+		return err
+	}
+	u.st.Registry = &proc.Record
+	if err := saveState(l, u.st); err != nil {
+		return err
+	}
+	if err := reg.Await(ctx, 30*time.Second); err != nil {
+		return fmt.Errorf("%w; log %s ends with:\n%s", err, l.registryLog(), process.Tail(l.registryLog(), 5))
+	}
+	dir, err := imagebuild.ProgramDir()
+	if err != nil {
+		return err
+	}
+	if err := reg.PushBase(ctx, dir, c.CacheDir); err != nil {
+		return err
+	}
+	u.registry = &reg
+	c.Progress.Infof("the cluster's registry serves at %s (and at %d bytes/s at %s), ready %s after it started",
+		net.JoinHostPort(gw, fmt.Sprint(port)), reg.Rate, net.JoinHostPort(gw, fmt.Sprint(port+1)), progress.Round(time.Since(started)))
+	return nil
 }
 
 // certsDir is the CRI plugin's registry.config_path on our node image.

@@ -21,6 +21,7 @@ import (
 	"github.com/kubeproof/kubeproof/internal/progress"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/binaries"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/bringup"
+	"github.com/kubeproof/kubeproof/internal/provision/internal/clusterregistry"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/config"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/dockerd"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/imagebuild"
@@ -40,6 +41,8 @@ type state struct {
 	// once Up finished.
 	Owner process.Record `json:"owner"`
 	Ready bool           `json:"ready"`
+	// Registry is the registry's process beside the cluster, if it runs.
+	Registry *process.Record `json:"registry,omitempty"`
 }
 
 func saveState(l layout, st state) error {
@@ -120,6 +123,9 @@ func (p *Provider) Up(ctx context.Context) (info *cluster.Info, err error) {
 		return nil, err
 	}
 	info = p.info(u)
+	if u.registry != nil {
+		info.ServesPulls(u.registry.PullRegistry())
+	}
 	info.PullsFrom(c.ImageRegistry, buildinfo.ImageTag(), !c.SkipImageLoad)
 	info.NodeRegistry = u.nodeRegistry
 	if err := info.Save(l.infoFile()); err != nil {
@@ -152,6 +158,8 @@ type bringUp struct {
 	client   kubernetes.Interface
 	// nodeRegistry: where the nodes reach a loopback registry.
 	nodeRegistry string
+	// registry is the cluster's own registry, once it answers.
+	registry *clusterregistry.Spec
 }
 
 // docker finds the Docker API to use, starting kubeproof's private daemon
@@ -341,7 +349,7 @@ func (p *Provider) info(u *bringUp) *cluster.Info {
 		Capabilities: []cluster.Capability{cluster.AuditLog, cluster.EtcdAccess, cluster.ControlPlaneFlags,
 			cluster.LoadImage, cluster.NodeExec, cluster.ClusterCA, cluster.Disposable},
 		Reasons: map[cluster.Capability]string{
-			cluster.RegistryPull: "no container registry is reachable here: kubeproof loads its images into the nodes, nothing is pulled",
+			cluster.RegistryPull: "the cluster was made --without registry: kubeproof serves no registry beside it, and loads its images into the nodes",
 		},
 		Kubectl:      u.bin.Path("kubectl"),
 		AuditLogPath: l.auditLog(),
@@ -353,6 +361,8 @@ func (p *Provider) info(u *bringUp) *cluster.Info {
 		},
 		CA:          &cluster.KeyPairFiles{CertFile: l.pki("ca.crt"), KeyFile: l.pki("ca.key")},
 		CNITraceLog: cniTraceLog,
+		// kind's nodes are kubeadm's: everything where Kubernetes' docs say.
+		NodeLayout: new(cluster.StandardNodeLayout),
 		// The scheduler serves on the node's addresses (schedulerArgs).
 		Endpoints:         map[string]string{Scheduler: "https://" + net.JoinHostPort(u.cpIP, "10259")},
 		ContainerdAddress: "/run/containerd/containerd.sock",

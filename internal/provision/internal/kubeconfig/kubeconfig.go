@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubeproof/kubeproof/contract/cluster"
+	"github.com/kubeproof/kubeproof/internal/provision/internal/config"
 )
 
 // ProviderName is the --provider value.
@@ -26,6 +27,8 @@ type Provider struct {
 	Kubectl string
 	// Disposable: the user said nobody else uses the cluster.
 	Disposable bool
+	// InCluster: kubeproof runs in a Pod of the cluster (run --in-cluster).
+	InCluster *config.InCluster
 }
 
 // New returns the provider for the cluster at path (and context); an empty
@@ -69,6 +72,7 @@ func (p *Provider) Info(ctx context.Context) (*cluster.Info, error) {
 		},
 		CreatedAt: time.Now(),
 	}
+	p.inCluster(info)
 	if p.Disposable {
 		info.Capabilities = append(info.Capabilities, cluster.Disposable)
 	} else {
@@ -92,6 +96,32 @@ func (p *Provider) Info(ctx context.Context) (*cluster.Info, error) {
 	}
 	info.Kubectl = kubectl
 	return info, nil
+}
+
+// inPod are the reasons a run in a Pod of the cluster lacks what a run
+// outside it may have had: they name the position, so that a verdict that
+// differs between the two runs says why.
+var inPod = map[cluster.Capability]string{
+	cluster.AuditLog:          "the API server's audit log is a file on the control plane's machine, outside the Pod",
+	cluster.EtcdAccess:        "etcd's client certificates stay with the run outside the cluster (kubeproof puts no credentials into it)",
+	cluster.ControlPlaneFlags: "the control plane's components run outside kubeproof's Pod, which can neither restart nor reconfigure them",
+	cluster.NodeExec:          "kubeproof's Pod runs in none of a node's namespaces",
+	cluster.ClusterCA:         "the cluster CA's key stays with the run outside the cluster",
+}
+
+// inCluster fits info to a run in a Pod of the cluster: what the outer
+// run knew of the nodes holds, what it could reach from outside does not.
+func (p *Provider) inCluster(info *cluster.Info) {
+	if p.InCluster == nil {
+		return
+	}
+	for c, why := range inPod {
+		info.Reasons[c] = "kubeproof runs in a Pod of the cluster (run --in-cluster): " + why
+	}
+	if p.InCluster.LoadedImages {
+		info.Capabilities = append(info.Capabilities, cluster.LoadImage)
+		delete(info.Reasons, cluster.LoadImage)
+	}
 }
 
 // Status implements cluster.Provider.

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kubeproof/kubeproof/contract/cluster"
+	"github.com/kubeproof/kubeproof/internal/provision/internal/config"
 )
 
 // A kubeconfig that cannot be used and a cluster that does not answer are
@@ -53,5 +55,29 @@ current-context: c
 		if !errors.Is(err, tc.want) {
 			t.Errorf("%s: %v, want an error that is %v", name, err, tc.want)
 		}
+	}
+}
+
+// A run in a Pod of the cluster keeps what the run outside knew of the
+// nodes (their images) and names its position in the reason of each
+// capability it lacks, so that a verdict that differs between the two
+// runs says why.
+func TestInCluster(t *testing.T) {
+	info := &cluster.Info{Provider: ProviderName, Reasons: map[cluster.Capability]string{
+		cluster.AuditLog: "outside", cluster.LoadImage: "outside", cluster.NodeExec: "outside",
+	}}
+	(&Provider{InCluster: &config.InCluster{Provider: "local", LoadedImages: true}}).inCluster(info)
+	if !info.Has(cluster.LoadImage) || info.Reasons[cluster.LoadImage] != "" {
+		t.Errorf("the nodes' images did not carry in: %+v", info)
+	}
+	for _, c := range []cluster.Capability{cluster.AuditLog, cluster.EtcdAccess, cluster.NodeExec, cluster.ControlPlaneFlags, cluster.ClusterCA} {
+		if info.Has(c) || !strings.Contains(info.Missing(c), "runs in a Pod of the cluster (run --in-cluster)") {
+			t.Errorf("%s: %q", c, info.Missing(c))
+		}
+	}
+	outside := &cluster.Info{Reasons: map[cluster.Capability]string{cluster.AuditLog: "outside"}}
+	(&Provider{}).inCluster(outside)
+	if outside.Reasons[cluster.AuditLog] != "outside" {
+		t.Errorf("a run outside changed its reasons: %v", outside.Reasons)
 	}
 }

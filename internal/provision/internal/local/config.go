@@ -21,6 +21,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/progress"
+	"github.com/kubeproof/kubeproof/internal/provision/internal/clusterregistry"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/config"
 )
 
@@ -36,14 +37,17 @@ const (
 	Containerd        = "containerd"
 	Kubelet           = "kubelet"
 	KubeProxy         = "kube-proxy"
+	// Registry is the registry the cluster's node pulls the pull specs'
+	// images from (registry.go).
+	Registry = clusterregistry.Name
 )
 
 // Components in start order.
-var Components = []string{Etcd, APIServer, Containerd, ControllerManager, Scheduler, Kubelet, KubeProxy}
+var Components = []string{Etcd, APIServer, Containerd, Registry, ControllerManager, Scheduler, Kubelet, KubeProxy}
 
 // Optional components may be left out with --without, to show what a cluster
 // without them does.
-var Optional = []string{ControllerManager, Scheduler, KubeProxy}
+var Optional = []string{ControllerManager, Scheduler, KubeProxy, Registry}
 
 // Config describes a local cluster: the shape every provider takes (the
 // node gets a /24 of the pod CIDR) and the local cluster's own addresses.
@@ -68,6 +72,11 @@ type Config struct {
 	// ControllerManagerPort and SchedulerPort are their secure ports.
 	ControllerManagerPort int
 	SchedulerPort         int
+	// RegistryPort is the cluster's registry's port on the host-side link
+	// address; the next port serves it at most RegistryShapedRate bytes
+	// per second.
+	RegistryPort       int
+	RegistryShapedRate int64
 
 	// AuthenticationConfig, if set, is written to a file and passed to
 	// kube-apiserver --authentication-config.
@@ -98,6 +107,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.SchedulerPort == 0 {
 		c.SchedulerPort = 10259
+	}
+	if c.RegistryPort == 0 {
+		c.RegistryPort = clusterregistry.DefaultPort
+	}
+	if c.RegistryShapedRate == 0 {
+		c.RegistryShapedRate = clusterregistry.DefaultRate
 	}
 	if c.Progress == nil {
 		c.Progress = progress.Discard()
@@ -149,7 +164,7 @@ func (c Config) Validate() error {
 	for _, p := range []struct {
 		what string
 		port int
-	}{{"--apiserver-port", c.APIServerPort}, {"etcd port", c.EtcdPort}, {"controller-manager port", c.ControllerManagerPort}, {"scheduler port", c.SchedulerPort}} {
+	}{{"--apiserver-port", c.APIServerPort}, {"etcd port", c.EtcdPort}, {"controller-manager port", c.ControllerManagerPort}, {"scheduler port", c.SchedulerPort}, {"registry port", c.RegistryPort}} {
 		if p.port < 1 || p.port > 65533 {
 			return bad("%s %d is out of range", p.what, p.port)
 		}

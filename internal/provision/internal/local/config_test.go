@@ -235,6 +235,10 @@ func TestHelpers(t *testing.T) {
 	if got := componentOf([]string{"/c/etcd", "--name=x"}); got != "etcd" {
 		t.Errorf("componentOf(etcd) = %q", got)
 	}
+	// The cluster's registry is kubeproof itself, found by its command.
+	if got := componentOf([]string{"/bin/kubeproof", "registry", "serve", "--dir", "/var/lib/kubeproof/x/registry"}); got != Registry {
+		t.Errorf("componentOf(kubeproof registry serve) = %q", got)
+	}
 	args := []string{"containerd-shim-runc-v2", "-namespace", "k8s.io", "-id", "abc", "-address", "/run/x.sock"}
 	if flagValue(args, "-id") != "abc" || flagValue(args, "-address") != "/run/x.sock" || flagValue(args, "-nope") != "" {
 		t.Error("flagValue")
@@ -299,5 +303,42 @@ func TestAdmissionConfigExample(t *testing.T) {
 		return strings.HasPrefix(a, "--admission-control-config-file")
 	}) {
 		t.Errorf("without an admission configuration, kube-apiserver gets one: %v", args)
+	}
+}
+
+// The cluster's registry is kubeproof serving on the host end of the
+// node's link, at full speed and over its slow link, its blobs and access
+// log in the cluster's own directories (so that down removes them); the
+// specs are told where, and that its images are the test app's.
+func TestRegistry(t *testing.T) {
+	c := testConfig()
+	l := layout{name: c.Name}
+	comp, err := registryComponent(c, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Join(comp.args, " ")
+	for _, want := range []string{" registry serve ", "--listen 10.250.0.1:5000", "--shaped-listen 10.250.0.1:5001", "--shaped-rate 524288",
+		"--dir " + l.registryDir(), "--access-log " + l.registryAccessLog()} {
+		if !strings.Contains(args, want) {
+			t.Errorf("registry command %q lacks %q", args, want)
+		}
+	}
+	if comp.inNode || componentOf(comp.args) != Registry {
+		t.Errorf("the registry runs on the host and is found by its command: inNode %v, componentOf %q", comp.inNode, componentOf(comp.args))
+	}
+	for _, p := range []string{l.registryDir(), l.registryAccessLog()} {
+		if !strings.HasPrefix(p, l.dataDir()+"/") {
+			t.Errorf("%s is outside the cluster's directory", p)
+		}
+	}
+	r := c.registry(l).PullRegistry()
+	if r.Address != "10.250.0.1:5000" || r.Shaped != "10.250.0.1:5001" || r.ShapedRate != 512<<10 ||
+		r.Base != "10.250.0.1:5000/kubeproof/testapp:v1" || !strings.Contains(r.Link, "10.250.0.1") {
+		t.Errorf("pull registry %+v", r)
+	}
+	c.Without = []string{Registry}
+	if err := c.Validate(); err != nil || c.Runs(Registry) {
+		t.Errorf("--without registry: %v, runs %v", err, c.Runs(Registry))
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/provision/internal/clusterregistry"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/hostchange"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/process"
 )
@@ -65,6 +66,8 @@ func (p *Provider) Down(ctx context.Context) error {
 		}
 	}
 	add(stopAll(procs, 10*time.Second, members...)...)
+	// The registry, which runs on the host, not in the node.
+	add(stopAll(procs, 5*time.Second, Registry)...)
 	// Whatever still runs in the node's network namespace.
 	add(killAll(p.netnsProcs())...)
 
@@ -156,8 +159,11 @@ func (p *Provider) processes(st *state) map[string][]int {
 }
 
 // componentOf names the component a command line runs (the program's base
-// name, after nsenter's arguments).
+// name, after nsenter's arguments; Registry for kubeproof serving one).
 func componentOf(args []string) string {
+	if clusterregistry.IsCommand(args) {
+		return Registry
+	}
 	for i, a := range args {
 		if a == "--" && i+1 < len(args) {
 			return filepath.Base(args[i+1])

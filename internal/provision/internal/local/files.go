@@ -157,6 +157,13 @@ func writeConfigFiles(c Config, l layout, bin binaries.Set, cg hostchange.NodeCg
 			c.Progress.Infof("the node pulls %s from %s: a registry on this machine must listen there too", c.ImageRegistry, registryhosts.Server(file))
 		}
 	}
+	// The cluster's own registry (registry.go) speaks plain HTTP.
+	if c.Runs(Registry) {
+		full, shaped := c.registryAddress()
+		for _, addr := range []string{full, shaped} {
+			files[filepath.Join(l.registryHostsDir(), addr, "hosts.toml")] = registryhosts.PlainHTTP(addr)
+		}
+	}
 	for path, content := range files {
 		if content == "" {
 			continue

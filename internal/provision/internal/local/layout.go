@@ -18,31 +18,33 @@ type layout struct {
 	name string
 }
 
-func (l layout) dataDir() string          { return filepath.Join(DataRoot, l.name) }
-func (l layout) runDir() string           { return filepath.Join(RunRoot, l.name) }
-func (l layout) stateFile() string        { return filepath.Join(l.dataDir(), "state.json") }
-func (l layout) infoFile() string         { return filepath.Join(l.dataDir(), "cluster.json") }
-func (l layout) pkiDir() string           { return filepath.Join(l.dataDir(), "pki") }
-func (l layout) pki(name string) string   { return filepath.Join(l.pkiDir(), name) }
-func (l layout) confDir() string          { return filepath.Join(l.dataDir(), "conf") }
-func (l layout) conf(name string) string  { return filepath.Join(l.confDir(), name) }
-func (l layout) logDir() string           { return filepath.Join(l.dataDir(), "logs") }
-func (l layout) log(comp string) string   { return filepath.Join(l.logDir(), comp+".log") }
-func (l layout) etcdDataDir() string      { return filepath.Join(l.dataDir(), "etcd") }
-func (l layout) auditLog() string         { return filepath.Join(l.dataDir(), "audit", "audit.log") }
-func (l layout) kubeletRoot() string      { return filepath.Join(l.dataDir(), "kubelet") }
-func (l layout) podLogs() string          { return filepath.Join(l.dataDir(), "pod-logs") }
-func (l layout) staticPods() string       { return filepath.Join(l.dataDir(), "manifests") }
-func (l layout) containerdRoot() string   { return filepath.Join(l.dataDir(), "containerd") }
-func (l layout) containerdState() string  { return filepath.Join(l.runDir(), "containerd") }
-func (l layout) containerdSock() string   { return filepath.Join(l.runDir(), "containerd.sock") }
-func (l layout) runcRoot() string         { return filepath.Join(l.runDir(), "runc") }
-func (l layout) cniConfDir() string       { return filepath.Join(l.dataDir(), "cni", "net.d") }
-func (l layout) cniIPAMDir() string       { return filepath.Join(l.dataDir(), "cni", "ipam") }
-func (l layout) cniBinDir() string        { return filepath.Join(l.dataDir(), "cni", "bin") }
-func (l layout) cniTraceLog() string      { return filepath.Join(l.dataDir(), "cni", "calls.jsonl") }
-func (l layout) registryHostsDir() string { return filepath.Join(l.dataDir(), "containerd-hosts") }
-func (l layout) adminKubeconfig() string  { return filepath.Join(l.dataDir(), "kubeconfig") }
+func (l layout) dataDir() string           { return filepath.Join(DataRoot, l.name) }
+func (l layout) runDir() string            { return filepath.Join(RunRoot, l.name) }
+func (l layout) stateFile() string         { return filepath.Join(l.dataDir(), "state.json") }
+func (l layout) infoFile() string          { return filepath.Join(l.dataDir(), "cluster.json") }
+func (l layout) pkiDir() string            { return filepath.Join(l.dataDir(), "pki") }
+func (l layout) pki(name string) string    { return filepath.Join(l.pkiDir(), name) }
+func (l layout) confDir() string           { return filepath.Join(l.dataDir(), "conf") }
+func (l layout) conf(name string) string   { return filepath.Join(l.confDir(), name) }
+func (l layout) logDir() string            { return filepath.Join(l.dataDir(), "logs") }
+func (l layout) log(comp string) string    { return filepath.Join(l.logDir(), comp+".log") }
+func (l layout) etcdDataDir() string       { return filepath.Join(l.dataDir(), "etcd") }
+func (l layout) auditLog() string          { return filepath.Join(l.dataDir(), "audit", "audit.log") }
+func (l layout) kubeletRoot() string       { return filepath.Join(l.dataDir(), "kubelet") }
+func (l layout) podLogs() string           { return filepath.Join(l.dataDir(), "pod-logs") }
+func (l layout) staticPods() string        { return filepath.Join(l.dataDir(), "manifests") }
+func (l layout) containerdRoot() string    { return filepath.Join(l.dataDir(), "containerd") }
+func (l layout) containerdState() string   { return filepath.Join(l.runDir(), "containerd") }
+func (l layout) containerdSock() string    { return filepath.Join(l.runDir(), "containerd.sock") }
+func (l layout) runcRoot() string          { return filepath.Join(l.runDir(), "runc") }
+func (l layout) cniConfDir() string        { return filepath.Join(l.dataDir(), "cni", "net.d") }
+func (l layout) cniIPAMDir() string        { return filepath.Join(l.dataDir(), "cni", "ipam") }
+func (l layout) cniBinDir() string         { return filepath.Join(l.dataDir(), "cni", "bin") }
+func (l layout) cniTraceLog() string       { return filepath.Join(l.dataDir(), "cni", "calls.jsonl") }
+func (l layout) registryHostsDir() string  { return filepath.Join(l.dataDir(), "containerd-hosts") }
+func (l layout) adminKubeconfig() string   { return filepath.Join(l.dataDir(), "kubeconfig") }
+func (l layout) registryDir() string       { return filepath.Join(l.dataDir(), "registry") }
+func (l layout) registryAccessLog() string { return filepath.Join(l.logDir(), "registry-access.jsonl") }
 
 // netns is the node's network namespace (a file under /run/netns).
 func (l layout) netns() string     { return "kubeproof-" + l.name }

@@ -207,6 +207,12 @@ func checkPorts(c Config) error {
 		{"kube-controller-manager", c.ControllerManagerPort},
 		{"kube-scheduler", c.SchedulerPort},
 	}
+	if c.Runs(Registry) {
+		want = append(want, []struct {
+			what string
+			port int
+		}{{"the cluster's registry", c.RegistryPort}, {"the cluster's registry (its slow link)", c.RegistryPort + 1}}...)
+	}
 	for _, m := range c.etcdMembers(layout{name: c.Name}) {
 		want = append(want, []struct {
 			what string

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/binaries"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/hostchange"
+	"github.com/kubeproof/kubeproof/internal/provision/internal/process"
 )
 
 // Provider makes and removes one local cluster.
@@ -57,12 +59,31 @@ func (p *Provider) Info(ctx context.Context) (*cluster.Info, error) {
 	if !st.Ready {
 		return nil, exitcode.Errorf(exitcode.Unreachable, "local cluster %q did not finish starting (remove it with `kubeproof down --name %s`)", p.cfg.Name, p.cfg.Name)
 	}
+	var registryDown *process.Record
 	for _, r := range st.Processes {
-		if !r.Alive() {
-			return nil, exitcode.Errorf(exitcode.Unreachable, "local cluster %q is broken: %s (pid %d) is not running; see %s", p.cfg.Name, r.Name, r.PID, r.Log)
+		if r.Alive() {
+			continue
 		}
+		if r.Name == Registry {
+			// The registry serves the pull specs alone: without it the
+			// cluster works, and only what needs a download cannot be
+			// checked.
+			registryDown = &r
+			continue
+		}
+		return nil, exitcode.Errorf(exitcode.Unreachable, "local cluster %q is broken: %s (pid %d) is not running; see %s", p.cfg.Name, r.Name, r.PID, r.Log)
 	}
-	return cluster.Load(p.l.infoFile())
+	info, err := cluster.Load(p.l.infoFile())
+	if err != nil || registryDown == nil {
+		return info, err
+	}
+	info.Capabilities = slices.DeleteFunc(info.Capabilities, func(c cluster.Capability) bool { return c == cluster.RegistryPull })
+	if info.Reasons == nil {
+		info.Reasons = map[cluster.Capability]string{}
+	}
+	info.Reasons[cluster.RegistryPull] = fmt.Sprintf("the cluster's registry (pid %d) is not running; see %s", registryDown.PID, registryDown.Log)
+	info.PullRegistry = nil
+	return info, nil
 }
 
 // Abandoned implements cluster.Abandoner: the state file names a maker that
@@ -93,7 +114,7 @@ func (p *Provider) info(bin binaries.Set) *cluster.Info {
 			cluster.LoadImage, cluster.NodeExec, cluster.ClusterCA, cluster.Disposable,
 		},
 		Reasons: map[cluster.Capability]string{
-			cluster.RegistryPull: "no container registry is reachable here: kubeproof loads its images into the node, nothing is pulled",
+			cluster.RegistryPull: "the cluster was made --without registry: kubeproof serves no registry beside it, and loads its images into the node",
 		},
 		Kubectl:      bin.Path("kubectl"),
 		AuditLogPath: l.auditLog(),
@@ -107,9 +128,14 @@ func (p *Provider) info(bin binaries.Set) *cluster.Info {
 		ContainerdAddress: l.containerdSock(),
 		Ctr:               bin.Path("ctr"),
 		// The node shares this machine's filesystem, not its network:
-		// commands run here, in the node's network namespace.
-		NodeExec:    &cluster.NodeExecSpec{Prefix: []string{"ip", "netns", "exec", l.netns()}},
+		// commands run here, in the node's network namespace, as the
+		// node's components do (nsenter, not `ip netns exec`, which mounts
+		// a sysfs of its own and so hides /sys/fs/cgroup).
+		NodeExec:    &cluster.NodeExecSpec{Prefix: []string{"nsenter", "--net=" + l.netnsPath(), "--"}},
 		CNITraceLog: l.cniTraceLog(),
+		// The node keeps everything below the cluster's own directories.
+		NodeLayout: &cluster.NodeLayout{CNIConfDir: l.cniConfDir(), CNIBinDir: l.cniBinDir(), KubeletRoot: l.kubeletRoot(),
+			PodLogDir: l.podLogs(), StaticPodDir: l.staticPods(), ContainerdRoot: l.containerdRoot()},
 		Endpoints: map[string]string{
 			ControllerManager: "https://" + net.JoinHostPort(nw.hostIP.String(), strconv.Itoa(c.ControllerManagerPort)),
 			Scheduler:         "https://" + net.JoinHostPort(nw.hostIP.String(), strconv.Itoa(c.SchedulerPort)),

@@ -31,6 +31,16 @@ type Options struct {
 	ReadOnly bool
 	// Verbose logs every request to stderr.
 	Verbose bool
+	// AccessLog, if set, is a file each answered request is appended to
+	// as a JSON line (package registrylog's format).
+	AccessLog string
+	// Shaped are more host:port addresses, each served at most
+	// ShapedRate bytes per second: the same registry over a slow link.
+	Shaped     []string
+	ShapedRate int64
+	// Rate, if above 0, is the most bytes per second the Listen
+	// addresses send (a registry whose every link is slow).
+	Rate int64
 }
 
 // Serve serves the registry on every address until ctx ends.
@@ -47,7 +57,36 @@ func Serve(ctx context.Context, o Options, pr *progress.Printer) error {
 	if o.ReadOnly {
 		handler = refuseWrites(handler)
 	}
-	return serve(ctx, o.Listen, handler, pr)
+	if o.AccessLog != "" {
+		al, err := openAccessLog(o.AccessLog)
+		if err != nil {
+			return err
+		}
+		defer al.Close()
+		handler = al.wrap(handler)
+	}
+	if len(o.Shaped) > 0 && o.ShapedRate <= 0 {
+		return exitcode.Errorf(exitcode.Usage, "a shaped address needs a rate above 0")
+	}
+	var ls []listen
+	for _, a := range o.Listen {
+		if o.Rate > 0 {
+			ls = append(ls, listen{addr: a, handler: shaped(handler, o.Rate), rate: o.Rate})
+			continue
+		}
+		ls = append(ls, listen{addr: a, handler: handler})
+	}
+	for _, a := range o.Shaped {
+		ls = append(ls, listen{addr: a, handler: shaped(handler, o.ShapedRate), rate: o.ShapedRate})
+	}
+	return serve(ctx, ls, pr)
+}
+
+// listen is one address served, and how.
+type listen struct {
+	addr    string
+	handler http.Handler
+	rate    int64
 }
 
 // refuseWrites answers every request but reads with 405, as a registry that
@@ -62,34 +101,49 @@ func refuseWrites(next http.Handler) http.Handler {
 	})
 }
 
-// serve serves handler on every address until ctx ends.
-func serve(ctx context.Context, addrs []string, handler http.Handler, pr *progress.Printer) error {
+// serve serves every address until ctx ends.
+func serve(ctx context.Context, ls []listen, pr *progress.Printer) error {
 	var listeners []net.Listener
-	for _, a := range addrs {
-		l, err := net.Listen("tcp", a)
+	for _, l := range ls {
+		nl, err := net.Listen("tcp", l.addr)
 		if err != nil {
-			for _, l := range listeners {
-				_ = l.Close()
+			for _, nl := range listeners {
+				_ = nl.Close()
 			}
-			return exitcode.Errorf(exitcode.Conflict, "listen on %s: %v", a, err)
+			return exitcode.Errorf(exitcode.Conflict, "listen on %s: %v", l.addr, err)
 		}
-		listeners = append(listeners, l)
+		listeners = append(listeners, nl)
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	var servers []*http.Server
 	errc := make(chan error, len(listeners))
-	for _, l := range listeners {
-		pr.Infof("registry serving on http://%s", l.Addr())
-		go func(l net.Listener) { errc <- srv.Serve(l) }(l)
+	for i, nl := range listeners {
+		srv := &http.Server{Handler: ls[i].handler, ReadHeaderTimeout: 10 * time.Second}
+		servers = append(servers, srv)
+		if ls[i].rate > 0 {
+			pr.Infof("registry serving on http://%s at most %d bytes/s", nl.Addr(), ls[i].rate)
+		} else {
+			pr.Infof("registry serving on http://%s", nl.Addr())
+		}
+		go func() { errc <- srv.Serve(nl) }()
 	}
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve the registry: %w", err)
 	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		// Answers under way get a moment to end; a connection a client
+		// opened and never used would hold Shutdown for 5 s (net/http
+		// waits that long for a new connection's first request), so what
+		// is left then is closed.
+		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 		defer cancel()
-		if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return err
+		var errs []error
+		for _, srv := range servers {
+			if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				if cerr := srv.Close(); cerr != nil {
+					errs = append(errs, cerr)
+				}
+			}
 		}
-		return nil
+		return errors.Join(errs...)
 	}
 }

@@ -61,6 +61,11 @@ func Files(s config.Shape, gateway string) map[string]string {
 	return files
 }
 
+// PlainHTTP is the hosts.toml of a registry on this machine that speaks
+// plain HTTP at addr (host:port), as the one kubeproof serves beside a
+// cluster does; containerd would speak HTTPS to it otherwise.
+func PlainHTTP(addr string) string { return hostsFile("http://"+addr, true) }
+
 func hostsFile(server string, insecure bool) string {
 	return fmt.Sprintf("server = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n  skip_verify = %t\n", server, server, insecure)
 }

@@ -1,6 +1,7 @@
 package registryhosts
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,5 +49,24 @@ func TestFiles(t *testing.T) {
 		if h, ok := parsed.Host[c.want]; !ok || !strings.Contains(strings.Join(h.Capabilities, ","), "pull") {
 			t.Errorf("%s: host section %v", c.shape.ImageRegistry, parsed.Host)
 		}
+	}
+}
+
+// The registry kubeproof serves beside a cluster speaks plain HTTP: its
+// hosts file says so, or containerd would speak HTTPS to it.
+func TestPlainHTTP(t *testing.T) {
+	file := PlainHTTP("10.250.0.1:5000")
+	var parsed struct {
+		Server string
+		Host   map[string]struct {
+			Capabilities []string
+			SkipVerify   bool `toml:"skip_verify"`
+		}
+	}
+	if _, err := toml.Decode(file, &parsed); err != nil {
+		t.Fatalf("%v\n%s", err, file)
+	}
+	if parsed.Server != "http://10.250.0.1:5000" || !slices.Contains(parsed.Host["http://10.250.0.1:5000"].Capabilities, "pull") {
+		t.Errorf("hosts file:\n%s", file)
 	}
 }
