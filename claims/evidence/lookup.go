@@ -41,7 +41,7 @@ func Find(evidence map[string]any, path string) (v any, found bool, why string) 
 			case nil:
 				v = float64(0)
 			default:
-				return nil, false, fmt.Sprintf("%s is %s: it has no length", at, kindOf(v))
+				return nil, false, fmt.Sprintf("%s is %s: it has no length", at, KindOf(v))
 			}
 			continue
 		}
@@ -66,7 +66,7 @@ func Find(evidence map[string]any, path string) (v any, found bool, why string) 
 		case nil:
 			return nil, false, at + " is null"
 		default:
-			return nil, false, fmt.Sprintf("%s is %s: it has no %s", at, kindOf(v), p)
+			return nil, false, fmt.Sprintf("%s is %s: it has no %s", at, KindOf(v), p)
 		}
 	}
 	return v, true, ""
@@ -79,8 +79,9 @@ func elements(n int) string {
 	return fmt.Sprintf("%d elements", n)
 }
 
-// kindOf names the kind of a value decoded from JSON, as a reason says it.
-func kindOf(v any) string {
+// KindOf names the kind of a value decoded from JSON, as a reason says it
+// ("a number", "a list", "null").
+func KindOf(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"

@@ -92,7 +92,7 @@ func (e Expectation) Fits(t reflect.Type) error {
 		if err := json.Unmarshal(r, &v); err != nil {
 			return err
 		}
-		if err := want(kindFits(v, t), jsonKind(v)); err != nil {
+		if err := want(kindFits(v, t), evidence.KindOf(v)); err != nil {
 			return err
 		}
 	}
@@ -148,22 +148,5 @@ func kindFits(v any, t reflect.Type) bool {
 		return t.Kind() == reflect.Slice || t.Kind() == reflect.Array
 	default:
 		return t.Kind() == reflect.Struct || t.Kind() == reflect.Map
-	}
-}
-
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case float64:
-		return "a number"
-	case string:
-		return "a string"
-	case []any:
-		return "a list"
-	default:
-		return "an object"
 	}
 }

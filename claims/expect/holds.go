@@ -163,7 +163,7 @@ func (e Expectation) ElementPattern() (ElementPattern, error) {
 			}
 			s, ok := pat.(string)
 			if !ok {
-				return p, fmt.Errorf("%s: field %s: the value is a regular expression, a string (or null for a null or absent field), not %s", op, field, jsonKind(pat))
+				return p, fmt.Errorf("%s: field %s: the value is a regular expression, a string (or null for a null or absent field), not %s", op, field, evidence.KindOf(pat))
 			}
 			re, err := regexp.Compile(s)
 			if err != nil {
@@ -172,7 +172,7 @@ func (e Expectation) ElementPattern() (ElementPattern, error) {
 			p.Fields[field] = re
 		}
 	default:
-		return p, fmt.Errorf("%s: want a regular expression (a list of strings) or an object of field -> regular expression (a list of objects), not %s", op, jsonKind(v))
+		return p, fmt.Errorf("%s: want a regular expression (a list of strings) or an object of field -> regular expression (a list of objects), not %s", op, evidence.KindOf(v))
 	}
 	return p, nil
 }

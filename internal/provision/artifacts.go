@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
 	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/contract/images"
 	"github.com/kubeproof/kubeproof/internal/debpkg"
@@ -177,19 +179,25 @@ func NodeImage(ctx context.Context, r Releases, dockerHost, debianMirror string,
 // CLIImage writes kubeproof's own image (this binary, its images'
 // programs, kubectl of the release) as a docker archive at path, named tag.
 func CLIImage(ctx context.Context, r Releases, path, tag string, pr *progress.Printer) error {
-	programs, err := imagebuild.ProgramDir()
-	if err != nil {
-		return err
-	}
-	bin, err := r.binaries(ctx, pr)
-	if err != nil {
-		return err
-	}
-	image, err := imagebuild.CLI(programs, bin.Path("kubectl"))
+	image, err := r.cliImage(ctx, pr)
 	if err != nil {
 		return err
 	}
 	return imagebuild.WriteArchive(path, tag, image)
+}
+
+// cliImage is kubeproof's own image: this binary, its images' programs
+// and kubectl of the release.
+func (r Releases) cliImage(ctx context.Context, pr *progress.Printer) (v1.Image, error) {
+	programs, err := imagebuild.ProgramDir()
+	if err != nil {
+		return nil, err
+	}
+	bin, err := r.binaries(ctx, pr)
+	if err != nil {
+		return nil, err
+	}
+	return imagebuild.CLI(programs, bin.Path("kubectl"))
 }
 
 // CLIRepository is the name of kubeproof's own image in a registry
@@ -201,15 +209,7 @@ const CLIRepository = "kubeproof"
 // digest; ref names it by digest, so that a node pulls this very image
 // whatever the tag names later.
 func PushCLIImage(ctx context.Context, r Releases, registry, tag string, insecure bool, pr *progress.Printer) (ref string, err error) {
-	programs, err := imagebuild.ProgramDir()
-	if err != nil {
-		return "", err
-	}
-	bin, err := r.binaries(ctx, pr)
-	if err != nil {
-		return "", err
-	}
-	image, err := imagebuild.CLI(programs, bin.Path("kubectl"))
+	image, err := r.cliImage(ctx, pr)
 	if err != nil {
 		return "", err
 	}
@@ -235,15 +235,7 @@ func LoadCLIImage(ctx context.Context, p cluster.Provider, r Releases, pr *progr
 	if !ok {
 		return "", exitcode.Errorf(exitcode.Usage, "the %s provider cannot put kubeproof's image on the nodes: give --image-registry, a registry they pull from", p.Name())
 	}
-	programs, err := imagebuild.ProgramDir()
-	if err != nil {
-		return "", err
-	}
-	bin, err := r.binaries(ctx, pr)
-	if err != nil {
-		return "", err
-	}
-	image, err := imagebuild.CLI(programs, bin.Path("kubectl"))
+	image, err := r.cliImage(ctx, pr)
 	if err != nil {
 		return "", err
 	}
