@@ -31,7 +31,10 @@ trap cleanup EXIT
 
 fail() { echo "ci/registry.sh: $*" >&2; exit 1; }
 
-"$kp" up --provider "$provider" --name "$name" --image-registry "$registry" --insecure-registry --load-images=false
+# --without registry: the registry kubeproof serves beside the clusters it
+# makes is not part of a cluster it did not make. (It would leave this
+# script's port to it: --image-registry names it.)
+"$kp" up --provider "$provider" --name "$name" --image-registry "$registry" --insecure-registry --load-images=false --without registry
 eval "$("$kp" env --provider "$provider" --name "$name")"
 [ -n "${KUBEPROOF_NODE_REGISTRY:-}" ] || fail "kubeproof env names no KUBEPROOF_NODE_REGISTRY"
 start_registry "$kp" "$port" "$out/blobs" "127.0.0.1:$port" "$KUBEPROOF_NODE_REGISTRY" || fail "no registry"

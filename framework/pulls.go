@@ -97,6 +97,25 @@ func (f *Framework) RegistryFetch(ctx context.Context, mark int64, img freshimag
 	return fetch
 }
 
+// AwaitDownload waits for the kubelet's pull of Pod pod's image img
+// (AwaitPull) and reads from the registry's access log, from mark on, what
+// the node fetched of it. Its precondition, the registry's, is unmet only
+// where neither the kubelet reported a download nor the registry's log
+// shows one: a registry that sent the node the whole image served, and a
+// kubelet that did not say so (no Pulled event) is what the spec saw of
+// the kubelet, for its claims to judge, not a registry that failed.
+func (f *Framework) AwaitDownload(ctx context.Context, events *observe.Recorder, pod string, mark int64, img freshimage.Image) (PullOutcome, freshimage.Fetch) {
+	ginkgo.GinkgoHelper()
+	pull := AwaitPull(ctx, events, pod)
+	fetch := f.RegistryFetch(ctx, mark, img, func(fe freshimage.Fetch) bool { return fe.Whole(img) })
+	if !pull.Downloaded() && !fetch.Whole(img) {
+		Unmet(RegistryComponent, "the node downloaded the spec's image from the cluster's registry",
+			fmt.Sprintf("Pod %s's image %s: %s; the registry's access log: %d manifest and %d blob requests for it, %d bytes of its blobs sent",
+				pod, img.Ref, pull.Summary(), fetch.ManifestRequests, fetch.BlobRequests, fetch.BlobBytes))
+	}
+	return pull, fetch
+}
+
 // PullOutcome is how the kubelet's pull of a Pod's image ended, as its
 // events say.
 type PullOutcome struct {

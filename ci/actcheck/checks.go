@@ -3,12 +3,13 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	kpreport "github.com/kubeproof/kubeproof/internal/report"
 )
 
 // jobsLike are the jobs of r whose name (workflow/job, and its matrix)
@@ -85,45 +86,26 @@ func (c *checks) ran(err error) bool {
 	return err == nil
 }
 
-// claimsJSON is what the checks read of a report's claims.json.
-type claimsJSON struct {
-	Summary   map[string]int `json:"summary"`
-	Documents []struct {
-		Claims []struct {
-			Claim struct {
-				ID string `json:"id"`
-			} `json:"claim"`
-			Verdict string `json:"verdict"`
-		} `json:"claims"`
-	} `json:"documents"`
-	Specs []struct {
-		ID string `json:"id"`
-	} `json:"specs"`
-}
-
-func (r claimsJSON) verdicts() map[string]string {
+// verdicts are the claims' verdicts of a report, by claim ID.
+func verdicts(r kpreport.Report) map[string]string {
 	out := map[string]string{}
 	for _, d := range r.Documents {
 		for _, cl := range d.Claims {
-			out[cl.Claim.ID] = cl.Verdict
+			out[cl.Claim.ID] = string(cl.Verdict)
 		}
 	}
 	return out
 }
 
 // artifact reads claims.json of the one artifact of r named like prefix*.
-func artifact(c *checks, r *actRun, prefix string) (string, claimsJSON) {
-	var rep claimsJSON
+func artifact(c *checks, r *actRun, prefix string) (string, kpreport.Report) {
 	dirs, _ := filepath.Glob(filepath.Join(r.stubDir, "artifacts", prefix+"*"))
 	c.expect(len(dirs) == 1, "%s: %d artifacts named %s*, want 1", r.name, len(dirs), prefix)
 	if len(dirs) != 1 {
-		return "", rep
+		return "", kpreport.Report{}
 	}
-	data, err := os.ReadFile(filepath.Join(dirs[0], "claims.json"))
+	rep, err := kpreport.Load(dirs[0])
 	c.expect(err == nil, "%s: artifact %s: %v", r.name, filepath.Base(dirs[0]), err)
-	if err == nil {
-		c.expect(json.Unmarshal(data, &rep) == nil, "%s: artifact's claims.json does not parse", r.name)
-	}
 	return dirs[0], rep
 }
 

@@ -4,39 +4,27 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/kubeproof/kubeproof/ci/internal/localcluster"
+	kpreport "github.com/kubeproof/kubeproof/internal/report"
 )
 
 // The local cluster the cluster checks reach through its kubeconfig: its
 // own name, ports and CIDRs, so that it stands beside nothing.
-var clusterFlags = []string{"--name", "kpact", "--apiserver-port", "7743", "--pod-cidr", "10.248.0.0/16", "--service-cidr", "10.104.0.0/16"}
+var clusterFlags = []string{"--apiserver-port", "7743", "--pod-cidr", "10.248.0.0/16", "--service-cidr", "10.104.0.0/16"}
 
 // checkCluster runs docs/ci/cluster.yml against a local cluster through its
 // kubeconfig, given as the recipe's repository secret.
 func checkCluster(ctx context.Context, a actRunner, c *checks, kubeproof, _ string) {
-	up := exec.CommandContext(ctx, kubeproof, append([]string{"up"}, clusterFlags...)...)
-	up.Stdout, up.Stderr = os.Stdout, os.Stderr
-	err := up.Run()
+	data, down, err := localcluster.Up(ctx, kubeproof, "kpact", clusterFlags...)
 	defer func() {
-		down := exec.Command(kubeproof, "down", "--name", "kpact")
-		down.Stdout, down.Stderr = os.Stdout, os.Stderr
-		c.expect(down.Run() == nil, "cluster: kubeproof down --name kpact failed")
+		derr := down()
+		c.expect(derr == nil, "cluster: %v", derr)
 	}()
 	if !c.ran(err) {
-		return
-	}
-	env, err := exec.CommandContext(ctx, kubeproof, "env", "--name", "kpact").Output()
-	kubeconfig := ""
-	for _, l := range strings.Split(string(env), "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimPrefix(l, "export "), "KUBECONFIG="); ok {
-			kubeconfig = strings.Trim(v, `'"`)
-		}
-	}
-	data, rerr := os.ReadFile(kubeconfig)
-	if !c.ran(err) || !c.ran(rerr) {
 		return
 	}
 	// The recipe reads the kubeconfig from the secret KUBECONFIG (act
@@ -53,9 +41,9 @@ func checkCluster(ctx context.Context, a actRunner, c *checks, kubeproof, _ stri
 		name, args string
 		job        string // success or failure
 		exit       int
-		check      func(*actRun, string, claimsJSON)
+		check      func(*actRun, string, kpreport.Report)
 	}{
-		{"cluster-filter", filter, "success", 0, func(r *actRun, job string, rep claimsJSON) {
+		{"cluster-filter", filter, "success", 0, func(r *actRun, job string, rep kpreport.Report) {
 			var ids []string
 			for _, s := range rep.Specs {
 				ids = append(ids, s.ID)
@@ -67,13 +55,13 @@ func checkCluster(ctx context.Context, a actRunner, c *checks, kubeproof, _ stri
 			c.expect(strings.Contains(sum, "| verdict | claims |") && strings.Contains(sum, "file://"), "%s: the job summary lacks the verdict table or the artifact's link:\n%s", r.name, sum)
 			c.expect(len(sum) < 1<<20, "%s: a job summary of %d bytes", r.name, len(sum))
 		}},
-		{"cluster-refuted", claims, "success", 0, func(r *actRun, _ string, rep claimsJSON) {
-			v := rep.verdicts()
+		{"cluster-refuted", claims, "success", 0, func(r *actRun, _ string, rep kpreport.Report) {
+			v := verdicts(rep)
 			c.expect(v["ACT-CONFLICT"] == "confirmed" && v["ACT-WINNER-CREATED"] == "refuted", "%s: verdicts %v, want ACT-CONFLICT confirmed, ACT-WINNER-CREATED refuted", r.name, v)
 		}},
 		{"cluster-fail-on-refuted", claims + " --fail-on-refuted", "failure", 10, nil},
-		{"cluster-error", `--claims-file ci/act/testdata/error.yaml --document ci/act/testdata/concurrency.md`, "failure", 13, func(r *actRun, _ string, rep claimsJSON) {
-			v := rep.verdicts()
+		{"cluster-error", `--claims-file ci/act/testdata/error.yaml --document ci/act/testdata/concurrency.md`, "failure", 13, func(r *actRun, _ string, rep kpreport.Report) {
+			v := verdicts(rep)
 			c.expect(v["ACT-CHUNKS"] == "error", "%s: verdicts %v, want ACT-CHUNKS error", r.name, v)
 		}},
 	} {

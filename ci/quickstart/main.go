@@ -22,7 +22,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -181,30 +180,4 @@ func shell(ctx context.Context, b block, bin, dir string, env ...string) error {
 	err = cmd.Run()
 	fmt.Printf("  ran in %s: %v (log %s)\n", dir, map[bool]any{true: "exit 0", false: err}[err == nil], log.Name())
 	return err
-}
-
-// report is what the checks read of a report directory's claims.json.
-type report struct {
-	Summary   map[string]int `json:"summary"`
-	Documents []struct {
-		Claims []struct {
-			Claim struct {
-				ID string `json:"id"`
-			} `json:"claim"`
-			Verdict string `json:"verdict"`
-		} `json:"claims"`
-	} `json:"documents"`
-	Specs []struct {
-		ID    string `json:"id"`
-		State string `json:"state"`
-	} `json:"specs"`
-}
-
-func loadReport(dir string) (report, error) {
-	var r report
-	data, err := os.ReadFile(filepath.Join(dir, "claims.json"))
-	if err == nil {
-		err = json.Unmarshal(data, &r)
-	}
-	return r, err
 }

@@ -4,48 +4,34 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/kubeproof/kubeproof/ci/internal/localcluster"
+	"github.com/kubeproof/kubeproof/internal/report"
 )
 
 // The local cluster that plays "your cluster": its own name, ports and
 // CIDRs.
-var clusterFlags = []string{"--name", "kpquick", "--apiserver-port", "7843", "--pod-cidr", "10.249.0.0/16", "--service-cidr", "10.105.0.0/16"}
+var clusterFlags = []string{"--apiserver-port", "7843", "--pod-cidr", "10.249.0.0/16", "--service-cidr", "10.105.0.0/16"}
 
 // clusterStart runs the cluster quick start against a local cluster made
 // for it, whose kubeconfig is $HOME/.kube/config of a new HOME (kubeproof's
 // cache stays the machine's: KUBEPROOF_CACHE_DIR).
-func clusterStart(ctx context.Context, b block, bin, dir string) []string {
-	kp := filepath.Join(bin, "kubeproof")
-	up := exec.CommandContext(ctx, kp, append([]string{"up"}, clusterFlags...)...)
-	up.Stdout, up.Stderr = os.Stdout, os.Stderr
-	err := up.Run()
+func clusterStart(ctx context.Context, b block, bin, dir string) (problems []string) {
+	data, down, err := localcluster.Up(ctx, filepath.Join(bin, "kubeproof"), "kpquick", clusterFlags...)
 	defer func() {
-		down := exec.Command(kp, "down", "--name", "kpquick")
-		down.Stdout, down.Stderr = os.Stdout, os.Stderr
-		_ = down.Run()
+		if err := down(); err != nil {
+			problems = append(problems, err.Error())
+		}
 	}()
 	if err != nil {
-		return []string{"kubeproof up: " + err.Error()}
+		return []string{err.Error()}
 	}
 	home, _ := filepath.Abs(dir + "-home")
 	_ = os.RemoveAll(home)
-	if err := os.MkdirAll(filepath.Join(home, ".kube"), 0o700); err != nil {
-		return []string{err.Error()}
-	}
-	env, err := exec.CommandContext(ctx, kp, "env", "--name", "kpquick").Output()
-	if err != nil {
-		return []string{"kubeproof env: " + err.Error()}
-	}
-	kubeconfig := ""
-	for _, l := range strings.Split(string(env), "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimPrefix(l, "export "), "KUBECONFIG="); ok {
-			kubeconfig = strings.Trim(v, `'"`)
-		}
-	}
-	data, err := os.ReadFile(kubeconfig)
+	err = os.MkdirAll(filepath.Join(home, ".kube"), 0o700)
 	if err == nil {
 		err = os.WriteFile(filepath.Join(home, ".kube", "config"), data, 0o600)
 	}
@@ -59,7 +45,7 @@ func clusterStart(ctx context.Context, b block, bin, dir string) []string {
 	if err := shell(ctx, b, bin, dir, "HOME="+home, "KUBECONFIG=", "KUBEPROOF_CACHE_DIR="+cache); err != nil {
 		return []string{"the quick start failed: " + err.Error()}
 	}
-	r, err := loadReport(filepath.Join(dir, "report"))
+	r, err := report.Load(filepath.Join(dir, "report"))
 	if err != nil {
 		return []string{"its report: " + err.Error()}
 	}
@@ -85,14 +71,14 @@ func documentStart(ctx context.Context, b block, bin, dir string) []string {
 	if err := shell(ctx, b, bin, dir); err != nil {
 		return []string{"the quick start failed: " + err.Error()}
 	}
-	r, err := loadReport(filepath.Join(dir, "report"))
+	r, err := report.Load(filepath.Join(dir, "report"))
 	if err != nil {
 		return []string{"its report: " + err.Error()}
 	}
 	var verdicts []string
 	for _, d := range r.Documents {
 		for _, c := range d.Claims {
-			verdicts = append(verdicts, c.Claim.ID+" "+c.Verdict)
+			verdicts = append(verdicts, c.Claim.ID+" "+string(c.Verdict))
 		}
 	}
 	fmt.Printf("  verdicts: %s\n", strings.Join(verdicts, ", "))

@@ -8,6 +8,7 @@ package expect
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -156,7 +157,7 @@ const operatorNames = "equals, notEquals, oneOf, matches, notMatches, contains, 
 
 // Other is the evidence path the expectation compares the evidence with
 // (sameAs, notSameAs, before, after), or "".
-func (e Expectation) Other() string { return firstNonEmpty(e.SameAs, e.NotSameAs, e.Before, e.After) }
+func (e Expectation) Other() string { return cmp.Or(e.SameAs, e.NotSameAs, e.Before, e.After) }
 
 // Relative reports whether the expectation reads evidence beside its own
 // (an operator whose right side is a path, or minus): a wait's condition,
@@ -281,13 +282,3 @@ func elementWant(e Expectation, which string) string {
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-
-// firstNonEmpty is the first of s that is not empty.
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}

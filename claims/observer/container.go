@@ -2,6 +2,7 @@ package observer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -198,6 +199,12 @@ func (r *containerRecorder) readAll(ctx context.Context) error {
 			continue
 		}
 		p, err := r.readProcess(ctx, node, t.PID)
+		if errors.Is(err, errProcessGone) {
+			// It ended between the runtime's answer and the read (a Pod
+			// being deleted): not running, as the next read would say.
+			r.running[who] = false
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("read %s of Pod %s on node %s: %w", who, r.spec.Pod, node, err)
 		}
@@ -210,18 +217,34 @@ func (r *containerRecorder) readAll(ctx context.Context) error {
 	return nil
 }
 
-// readProcess reads one process on node: its command line, PIDs,
-// namespaces and cgroup, then the files of its cgroup.
-func (r *containerRecorder) readProcess(ctx context.Context, node string, pid int) (*procRead, error) {
-	const script = `p=/proc/$1
+// procScript reads process $1: the cgroup filesystem's type, its command
+// line, PIDs, namespaces and cgroups. A process that ended while it was
+// read (its /proc directory gone when its cgroup could not be read) gives
+// the line X, not a failure; a read that fails while it runs fails.
+const procScript = `p=/proc/$1
 echo "V $(stat -fc %T /sys/fs/cgroup)"
 echo "C $(tr '\0' ' ' < $p/cmdline)"
 echo "N $(sed -n 's/^NSpid:[[:space:]]*//p' $p/status)"
 for ns in net pid ipc uts mnt cgroup; do echo "S $ns $(readlink $p/ns/$ns)"; done
-sed 's/^/G /' $p/cgroup`
-	out, err := r.env.onNode(ctx, node, "sh", "-c", script, "sh", strconv.Itoa(pid))
+sed 's/^/G /' $p/cgroup || { [ -e $p ] && exit 1; echo X; }`
+
+// errProcessGone is a process that ended while procScript read it.
+var errProcessGone = errors.New("the process ended while it was read")
+
+// gone says whether procScript's output says the process ended.
+func gone(out []byte) bool {
+	return slices.Contains(strings.Split(string(out), "\n"), "X")
+}
+
+// readProcess reads one process on node: its command line, PIDs,
+// namespaces and cgroup, then the files of its cgroup.
+func (r *containerRecorder) readProcess(ctx context.Context, node string, pid int) (*procRead, error) {
+	out, err := r.env.onNode(ctx, node, "sh", "-c", procScript, "sh", strconv.Itoa(pid))
 	if err != nil {
 		return nil, err
+	}
+	if gone(out) {
+		return nil, errProcessGone
 	}
 	p := &procRead{pid: pid, files: map[string]string{}}
 	ns := map[string]string{}

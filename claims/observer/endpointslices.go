@@ -6,11 +6,11 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"time"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeproof/kubeproof/kube/observe"
 )
@@ -79,13 +79,37 @@ type slicesRecorder struct {
 }
 
 func (s *EndpointSlices) Start(ctx context.Context, env *Env) (Recorder, error) {
-	lw := cache.NewFilteredListWatchFromClient(env.Client.DiscoveryV1().RESTClient(), "endpointslices", env.Namespace,
+	es := env.Client.DiscoveryV1().EndpointSlices(env.Namespace)
+	lw := observe.Selected(es.List, es.Watch,
 		func(opts *metav1.ListOptions) { opts.LabelSelector = discoveryv1.LabelServiceName + "=" + s.Service })
 	rec, err := observe.Record(ctx, lw)
 	if err != nil {
 		return nil, fmt.Errorf("watch the EndpointSlices of Service %s: %w", s.Service, err)
 	}
 	return &slicesRecorder{env: env, rec: rec}, nil
+}
+
+// FieldNames are the lists a wait step waits on: the Pods whose endpoint
+// has a condition, or every Pod with an endpoint (as last.<field> reads
+// them).
+func (s *EndpointSlices) FieldNames() []string {
+	return []string{"all", "ready", "serving", "terminating"}
+}
+
+// WaitField waits on the watch until the Service's endpoints, as the
+// events so far make them, meet holds: a probe waits for the EndpointSlice
+// controller to publish a change instead of pausing.
+func (r *slicesRecorder) WaitField(ctx context.Context, timeout time.Duration, what, field string, holds func(any) bool) error {
+	var last map[string]any
+	_, err := r.rec.WaitFor(ctx, timeout, what, func(events []observe.Event) bool {
+		last, _ = jsonValue(sliceVersion(observe.Latest[*discoveryv1.EndpointSlice](events))).(map[string]any)
+		return holds(last[field])
+	}, func(observe.Event) string { return fmt.Sprintf("%s = %v", field, last[field]) })
+	return err
+}
+
+func (r *slicesRecorder) WaitDeleted(context.Context, time.Duration, string) error {
+	return fmt.Errorf("an endpointSlices observer waits on a field (all, ready, serving, terminating), not deleted")
 }
 
 func (r *slicesRecorder) Evidence() (any, error) {

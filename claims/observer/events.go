@@ -1,6 +1,7 @@
 package observer
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"reflect"
@@ -10,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeproof/kubeproof/kube/observe"
 )
@@ -87,8 +87,8 @@ type eventsRecorder struct {
 
 func (e *Events) Start(ctx context.Context, env *Env) (Recorder, error) {
 	sel := fields.Set{"involvedObject.name": e.Name, "involvedObject.kind": e.Kind}.AsSelector().String()
-	lw := cache.NewFilteredListWatchFromClient(env.Client.CoreV1().RESTClient(), "events", env.Namespace,
-		func(opts *metav1.ListOptions) { opts.FieldSelector = sel })
+	events := env.Client.CoreV1().Events(env.Namespace)
+	lw := observe.Selected(events.List, events.Watch, func(opts *metav1.ListOptions) { opts.FieldSelector = sel })
 	rec, err := observe.Record(ctx, lw)
 	if err != nil {
 		return nil, fmt.Errorf("watch the Events of %s: %w", e.Ref, err)
@@ -109,7 +109,7 @@ func (r *eventsRecorder) Evidence() (any, error) {
 			count = int(k.Series.Count)
 		}
 		rec := EventRecord{Reason: k.Reason, Type: k.Type, Message: k.Message, Count: max(count, 1),
-			Source: firstNonEmpty(k.Source.Component, k.ReportingController), At: r.env.Millis(e.Received)}
+			Source: cmp.Or(k.Source.Component, k.ReportingController), At: r.env.Millis(e.Received)}
 		if i, seen := index[string(k.UID)]; seen {
 			rec.At = ev.Events[i].At
 			ev.Events[i] = rec

@@ -12,9 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeproof/kubeproof/kube/observe"
 )
@@ -181,16 +179,7 @@ func (o *Objects) Start(ctx context.Context, env *Env) (Recorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			opts.LabelSelector = o.Selector
-			return ri.List(ctx, opts)
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			opts.LabelSelector = o.Selector
-			return ri.Watch(ctx, opts)
-		},
-	}
+	lw := observe.Selected(ri.List, ri.Watch, func(opts *metav1.ListOptions) { opts.LabelSelector = o.Selector })
 	r := &objectsRecorder{spec: *o, vals: vals}
 	if r.rec, err = observe.Record(ctx, lw); err != nil {
 		return nil, fmt.Errorf("watch %s %s: %w", o.Kind, o.Selector, err)

@@ -327,13 +327,3 @@ func structOf(names []string, elem reflect.Type, extra ...reflect.StructField) r
 	}
 	return reflect.StructOf(sf)
 }
-
-// firstNonEmpty is the first of s that is not empty.
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}

@@ -17,18 +17,35 @@ import (
 
 // providerCommand is a command that acts on the cluster the flags name.
 func providerCommand(o *options, use, short string, act func(cmd *cobra.Command, p cluster.Provider) error) *cobra.Command {
+	return commandWith(func(cmd *cobra.Command) (cluster.Provider, error) { return newProvider(cmd, o, printer()) }, use, short, act)
+}
+
+// commandWith is a command that acts on the provider that provider makes.
+func commandWith(provider func(*cobra.Command) (cluster.Provider, error), use, short string, act func(cmd *cobra.Command, p cluster.Provider) error) *cobra.Command {
 	return &cobra.Command{
 		Use:   use,
 		Short: short,
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := newProvider(cmd, o, printer())
+			p, err := provider(cmd)
 			if err != nil {
 				return err
 			}
 			return act(cmd, p)
 		},
 	}
+}
+
+// remover is the provider the flags name, for down: made as it is, without
+// runner.NewProvider's removal of a cluster a killed kubeproof left (down
+// removes it itself, and would then say it did not exist).
+func remover(cmd *cobra.Command, o *options) (cluster.Provider, error) {
+	req, err := request(cmd, o)
+	if err != nil {
+		return nil, err
+	}
+	req.Progress = printer()
+	return req.New()
 }
 
 func newUpCommand(o *options) *cobra.Command {
@@ -49,7 +66,7 @@ func newUpCommand(o *options) *cobra.Command {
 
 func newDownCommand(o *options) *cobra.Command {
 	var all bool
-	cmd := providerCommand(o, "down", "Remove a cluster and everything it left on this machine",
+	cmd := commandWith(func(cmd *cobra.Command) (cluster.Provider, error) { return remover(cmd, o) }, "down", "Remove a cluster and everything it left on this machine",
 		func(cmd *cobra.Command, p cluster.Provider) error {
 			if !all {
 				return p.Down(cmd.Context())
@@ -70,7 +87,7 @@ func newDownCommand(o *options) *cobra.Command {
 			// --name` would: its state file says what it was made with.
 			for _, name := range names {
 				o.Shape.Name = name
-				each, err := newProvider(cmd, o, printer())
+				each, err := remover(cmd, o)
 				if err != nil {
 					return err
 				}

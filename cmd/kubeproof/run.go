@@ -240,7 +240,8 @@ copies of specs.json and cluster.json: the run's own files are left as they were
 --overwrite asks to write over them. It judges with the catalog of this binary, or the
 claims of --claims-file (checked first as claims lint checks it; with --document naming
 your document's file, its quotes too): the way to iterate on your own claims file without
-a cluster. The report of an interrupted run stays partial. --fail-on-refuted and
+a cluster. A run made with --claims-file is judged with that file again when --claims-file
+is not given (its path as the run's claims.json records it, from where report runs). The report of an interrupted run stays partial. --fail-on-refuted and
 --junit-refuted-as act as they do for run, and so do the exit codes (kubeproof help
 exit-codes).`,
 		Args: usageArgs(cobra.NoArgs),
@@ -251,6 +252,9 @@ exit-codes).`,
 			}
 			out, err := judgedDir(dir, to, overwrite)
 			if err != nil {
+				return err
+			}
+			if err := sel.runsClaimsFile(dir); err != nil {
 				return err
 			}
 			cat, selected, err := sel.selected()
@@ -284,51 +288,6 @@ exit-codes).`,
 	sel.addFlags(cmd, true)
 	cmd.AddCommand(newReportDiffCommand(), newReportMergeCommand(), newReportSummaryCommand(), newReportPackCommand())
 	return cmd
-}
-
-// judgedDir is where report writes: --to, or --report-dir with -judged;
-// --report-dir itself only with --overwrite. A directory that holds
-// another run's specs.json is never written over.
-func judgedDir(dir, to string, overwrite bool) (string, error) {
-	switch {
-	case overwrite && to != "":
-		return "", exitcode.Errorf(exitcode.Usage, "--to and --overwrite: give one (--overwrite writes into --report-dir)")
-	case overwrite:
-		return dir, nil
-	case to == "":
-		to = filepath.Clean(dir) + "-judged"
-	}
-	same, err := sameDir(dir, to)
-	if err != nil {
-		return "", exitcode.Errorf(exitcode.Usage, "--to %s: %v", to, err)
-	}
-	if same {
-		return "", exitcode.Errorf(exitcode.Usage, "--to %s is --report-dir: add --overwrite to write over the run's reports", to)
-	}
-	if _, err := os.Stat(filepath.Join(to, runner.SpecsReportName)); err == nil {
-		if prior, err := report.Load(to); err != nil || prior.JudgedFrom == "" {
-			return "", exitcode.Errorf(exitcode.Usage, "--to %s is the report directory of a run (it has %s): pick another", to, runner.SpecsReportName)
-		}
-	}
-	return to, nil
-}
-
-// sameDir says whether a and b are one directory (b need not exist).
-func sameDir(a, b string) (bool, error) {
-	aa, err := filepath.Abs(a)
-	if err != nil {
-		return false, err
-	}
-	bb, err := filepath.Abs(b)
-	if err != nil {
-		return false, err
-	}
-	if aa == bb {
-		return true, nil
-	}
-	ai, aerr := os.Stat(aa)
-	bi, berr := os.Stat(bb)
-	return aerr == nil && berr == nil && os.SameFile(ai, bi), nil
 }
 
 func newReportDiffCommand() *cobra.Command {

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -42,7 +43,7 @@ func evaluate(exps []expect.Expectation, specs []SpecResult) ([]Observation, str
 			case okA && okB:
 				v = a - b
 			case absent == "":
-				absent = firstNonEmpty(m.absent, "a difference needs two numbers")
+				absent = cmp.Or(m.absent, "a difference needs two numbers")
 				v = nil
 			}
 		}
@@ -121,15 +122,6 @@ func detail(specs []SpecResult, e expect.Expectation) string {
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // explain reads the evidence a claim shows for explanation only.

@@ -238,6 +238,10 @@ type Fetch struct {
 // Seconds is the time from the first request to the last answer.
 func (f Fetch) Seconds() float64 { return f.End.Sub(f.Start).Seconds() }
 
+// Whole reports whether the registry sent all of img's blobs, its config
+// and its layer: a whole download (the manifest is not a blob).
+func (f Fetch) Whole(img Image) bool { return f.BlobBytes >= img.Bytes-img.ManifestBytes }
+
 // FetchOf picks the requests for img out of reqs (other pushes aside: a
 // push of the image is not a fetch).
 func FetchOf(reqs []registrylog.Request, img Image) Fetch {

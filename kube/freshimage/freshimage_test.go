@@ -131,3 +131,15 @@ func TestFetchOf(t *testing.T) {
 		t.Errorf("fetch from %s, %.3f s", f.Start, f.Seconds())
 	}
 }
+
+func TestWholeCountsBlobsNotTheManifest(t *testing.T) {
+	img := Image{Bytes: 1000, ManifestBytes: 100}
+	for _, c := range []struct {
+		sent int64
+		want bool
+	}{{0, false}, {899, false}, {900, true}, {1000, true}} {
+		if got := (Fetch{BlobBytes: c.sent}).Whole(img); got != c.want {
+			t.Errorf("%d of 900 blob bytes sent: Whole = %v, want %v", c.sent, got, c.want)
+		}
+	}
+}

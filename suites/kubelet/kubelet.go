@@ -189,18 +189,18 @@ var _ = ginkgo.Describe("Kubelet", func() {
 				NodeName: local.Spec.NodeName, Containers: []corev1.Container{container("app", 8080)}})}
 			always.Spec.Containers[0].ImagePullPolicy = corev1.PullAlways
 			createPod(ctx, f, always)
-			evs, _ = framework.Await(ctx, events, "the Always Pod's pull to end (Pulled or Failed)", framework.Timeout.PodStart, func(es []observe.Event) bool {
-				return framework.FindEvent(es, "always", "Pulled") != nil || framework.FindEvent(es, "always", "Failed") != nil
-			})
-			aev := alwaysEvidence{Pulling: framework.FindEvent(evs, "always", "Pulling") != nil}
-			switch pulled, failed := framework.FindEvent(evs, "always", "Pulled"), framework.FindEvent(evs, "always", "Failed"); {
-			case pulled != nil:
-				aev.Outcome, aev.Message = "pulled", pulled.Message
-				if d, ok := podstate.PullDuration(pulled.Message); ok {
+			pull := framework.AwaitPull(ctx, events, "always")
+			// Any of its pull's events shows the kubelet had the runtime
+			// pull: the Pulling event is one sign, not the only one.
+			aev := alwaysEvidence{Pulling: pull.Pulling, PullTried: pull.Pulling || pull.Downloaded() || pull.Failed != nil}
+			switch {
+			case pull.Pulled != nil:
+				aev.Outcome, aev.Message = "pulled", pull.Pulled.Message
+				if d, ok := podstate.PullDuration(pull.Pulled.Message); ok {
 					aev.PullMs = framework.Millis(d)
 				}
-			case failed != nil:
-				aev.Outcome, aev.Message = "failed", firstLine(failed.Message)
+			case pull.Failed != nil:
+				aev.Outcome, aev.Message = "failed", firstLine(pull.Failed.Message)
 			}
 			alwaysPolicy.Record(aev)
 		})

@@ -109,6 +109,10 @@ type imagesEvidence struct {
 type alwaysEvidence struct {
 	// Pulling: the Always Pod got a Pulling event.
 	Pulling bool `json:"pulling"`
+	// PullTried: the kubelet had the runtime pull the image, as any of the
+	// pull's events says: Pulling, a Pulled event that is not "already
+	// present", or the pull's Failed event.
+	PullTried bool `json:"pullTried"`
 	// Outcome is "pulled" or "failed", after the Pulled or Failed event; ""
 	// if neither came.
 	Outcome string `json:"outcome"`

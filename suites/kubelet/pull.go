@@ -3,6 +3,7 @@ package kubelet
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -33,24 +34,29 @@ var _ = ginkgo.Describe("Kubelet image pulls", func() {
 
 			ginkgo.By("a Pod whose image no node has: the kubelet downloads it")
 			mark := f.RegistryMark()
+			created := time.Now()
 			createPod(ctx, f, pullPod("first", img.Ref, node.Name, corev1.PullIfNotPresent))
-			first := framework.AwaitPull(ctx, events, "first")
-			if !first.Downloaded() {
-				framework.Unmet(framework.RegistryComponent, "the node downloaded the spec's image from the cluster's registry", first.Summary())
-			}
-			fetch := f.RegistryFetch(ctx, mark, img, func(fe freshimage.Fetch) bool { return fe.BlobRequests >= len(img.Blobs) })
+			first, fetch := f.AwaitDownload(ctx, events, "first", mark, img)
 			framework.RunningPod(ctx, pods, "first")
 			evs, _ := framework.Await(ctx, events, "the first Pod's Started event", framework.Timeout.API, func(es []observe.Event) bool {
 				return framework.FindEvent(es, "first", "Started") != nil
 			})
 			reasons := framework.EventReasons(evs, "first")
 			addrs := nodeAddresses(node)
-			firstPull.Record(firstPullEvidence{Link: reg.Link, Reasons: reasons,
+			fp := firstPullEvidence{Link: reg.Link, Reasons: reasons,
 				InOrder: inOrder(reasons, "Scheduled", "Pulling", "Pulled", "Created", "Started"), Pulling: first.Pulling,
-				PulledMessage: first.Pulled.Message, Clients: fetch.Clients, FromNode: fromOnly(fetch.Clients, addrs),
+				Clients: fetch.Clients, FromNode: fromOnly(fetch.Clients, addrs),
 				ManifestRequests: fetch.ManifestRequests, BlobRequests: fetch.BlobRequests, BlobBytes: fetch.BlobBytes,
-				ImageBytes: img.Bytes, Downloaded: fetch.BlobBytes >= blobBytes(img)})
-			firstPullTime.Record(pullTime(reg.Link, first.Pulled.Message, fetch))
+				ImageBytes: img.Bytes, Downloaded: fetch.Whole(img)}
+			if first.Pulled != nil {
+				fp.PulledMessage = first.Pulled.Message
+				t := pullTime(reg.Link, first.Pulled.Message, fetch)
+				t.CreateToReadyMs = framework.Millis(framework.ReadyPod(ctx, pods, "first").At.Sub(created))
+				firstPullTime.Record(t)
+			} else {
+				firstPullTime.Unobservable("the kubelet reported no Pulled event for the first Pod's image (%s), although the registry sent the node all of it", first.Summary())
+			}
+			firstPull.Record(fp)
 
 			ginkgo.By("the same image again, IfNotPresent: the node has it")
 			mark = f.RegistryMark()
@@ -66,6 +72,7 @@ var _ = ginkgo.Describe("Kubelet image pulls", func() {
 
 			ginkgo.By("the same image again, Always: the kubelet asks the registry")
 			mark = f.RegistryMark()
+			created = time.Now()
 			createPod(ctx, f, pullPod("always", img.Ref, node.Name, corev1.PullAlways))
 			always := framework.AwaitPull(ctx, events, "always")
 			var until func(freshimage.Fetch) bool
@@ -79,7 +86,9 @@ var _ = ginkgo.Describe("Kubelet image pulls", func() {
 			switch {
 			case always.Pulled != nil:
 				aev.Outcome, aev.Message = "pulled", always.Pulled.Message
-				alwaysPullTime.Record(pullTime(reg.Link, always.Pulled.Message, asked))
+				t := pullTime(reg.Link, always.Pulled.Message, asked)
+				t.CreateToReadyMs = framework.Millis(framework.ReadyPod(ctx, pods, "always").At.Sub(created))
+				alwaysPullTime.Record(t)
 			case always.Failed != nil:
 				aev.Outcome, aev.Message = "failed", firstLine(always.Failed.Message)
 				alwaysPullTime.Unobservable("the Always Pod's pull failed: %s", aev.Message)
@@ -115,13 +124,6 @@ func pullTime(link, pulledMessage string, fetch freshimage.Fetch) pullTimeEviden
 		}
 	}
 	return ev
-}
-
-// blobBytes is what the image's config and layer weigh: what the
-// registry sends for a whole download.
-func blobBytes(img freshimage.Image) int64 {
-	// Bytes counts the manifest too, which is not a blob.
-	return img.Bytes - img.ManifestBytes
 }
 
 func nodeAddresses(n corev1.Node) []string {
@@ -207,6 +209,10 @@ type pullTimeEvidence struct {
 	// SizeBytes is the image's size as the runtime reports it (the Pulled
 	// event), unpacked.
 	SizeBytes int64 `json:"sizeBytes"`
+	// CreateToReadyMs is the Pod's start as a user times it (time kubectl
+	// apply && kubectl wait): from the spec's create request to the Pod
+	// Ready, as this process received it.
+	CreateToReadyMs float64 `json:"createToReadyMs"`
 }
 
 // The same image again, IfNotPresent, on the node that has it now.

@@ -134,16 +134,21 @@ func pullApplies(ctx context.Context, f *framework.Framework, pods, events *obse
 		// that did not serve stops the spec naming the registry, not the
 		// kubelet.
 		var pull framework.PullOutcome
+		var fetch freshimage.Fetch
 		s := applyAndWait(ctx, f, pods, name, img.At(addr), func() {
-			pull = framework.AwaitPull(ctx, events, name)
-			if !pull.Downloaded() {
-				framework.Unmet(framework.RegistryComponent, "the node downloaded the spec's image from the cluster's registry",
-					fmt.Sprintf("Pod %s's image %s: %s", name, img.At(addr), pull.Summary()))
+			pull, fetch = f.AwaitDownload(ctx, events, name, mark, img)
+			if pull.Pulled == nil {
+				// The registry sent the image: the pull's time is the
+				// kubelet's to report, and it did not.
+				framework.Unmet("kubelet", "the kubelet reported the image's download in a Pulled event",
+					fmt.Sprintf("Pod %s's image %s: %s; the registry sent the node all %d bytes of its blobs", name, img.At(addr), pull.Summary(), fetch.BlobBytes))
 			}
 		})
-		p, _ := podstate.PulledDetails(pull.Pulled.Message)
+		p, ok := podstate.PulledDetails(pull.Pulled.Message)
+		if !ok {
+			ginkgo.Fail(fmt.Sprintf("Pod %s's Pulled event states no pull time kubeproof can read: %q", name, pull.Pulled.Message))
+		}
 		s.pulled, s.pullMs = true, framework.Millis(p.Took)
-		fetch := f.RegistryFetch(ctx, mark, img, func(fe freshimage.Fetch) bool { return fe.BlobRequests >= len(img.Blobs) })
 		out.steps = append(out.steps, s)
 		out.pullMs = append(out.pullMs, s.pullMs)
 		out.registryMs = append(out.registryMs, fetch.Seconds()*1000)

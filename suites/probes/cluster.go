@@ -9,10 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeproof/kubeproof/claims/probe"
 	"github.com/kubeproof/kubeproof/contract/cluster"
@@ -56,17 +53,7 @@ func (r *run) clusterScoped(obj *unstructured.Unstructured, ri dynamic.ResourceI
 				return
 			}
 			framework.ExpectNoError(err, "delete %s", what)
-			sel := observe.NameSelector(obj.GetName())
-			lw := &cache.ListWatch{
-				ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-					o.FieldSelector = sel
-					return ri.List(ctx, o)
-				},
-				WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-					o.FieldSelector = sel
-					return ri.Watch(ctx, o)
-				},
-			}
+			lw := observe.Named(ri.List, ri.Watch, obj.GetName())
 			_, err = observe.Gone[*unstructured.Unstructured](ctx, framework.Timeout.NamespaceDelete, what+" gone", lw, nil)
 			framework.ExpectNoError(err, "delete %s", what)
 		})

@@ -1,6 +1,7 @@
 package claimlint
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -25,6 +26,10 @@ import (
 //     the order of their exits cannot be seen from the Pod.
 //   - A window narrower than the jitter a component documents passes or
 //     fails by chance (Jitters).
+//   - The first version of a Pod the probe creates is the Pod as created:
+//     of its status it has only the phase, so a first.<field> read from
+//     anything else in .status (a container's restartCount, a condition)
+//     is always null.
 func Traps(own []claims.Claim, probes []probe.LoadedProbe) []string {
 	var out []string
 	for _, c := range own {
@@ -75,6 +80,11 @@ func trapsOf(c claims.Claim, p probe.LoadedProbe, e expect.Expectation) []string
 			out = append(out, w)
 		}
 	}
+	for _, path := range []string{e.Evidence, e.Minus, e.Other()} {
+		if w := statusAtCreation(p, path); w != "" {
+			out = append(out, w)
+		}
+	}
 	if w := unseenOrder(p, e); w != "" {
 		out = append(out, w)
 	}
@@ -102,12 +112,36 @@ func waitTook(p probe.LoadedProbe, path string) string {
 	return fmt.Sprintf("%s counts from the wait's own start (%s), not from the step whose effect it waits for: give the wait since: STEP to count from that step's start (since: %s, its own name, if its own start is meant)", path, from, parts[1])
 }
 
+// statusAtCreation warns about first.<field> of a Pod observer where the
+// field reads the status beyond its phase: the API server sets only the
+// phase (Pending) when it creates a Pod; the kubelet reports containers,
+// conditions and IPs in later versions.
+func statusAtCreation(p probe.LoadedProbe, path string) string {
+	parts := strings.Split(path, ".")
+	if len(parts) != 3 || parts[1] != "first" {
+		return ""
+	}
+	o := observerNamed(p, parts[0])
+	if o == nil {
+		return ""
+	}
+	obj, ok := o.Spec.(*observer.Object)
+	if !ok || obj.Kind != "Pod" {
+		return ""
+	}
+	jp := obj.Fields[parts[2]]
+	if !strings.HasPrefix(jp, "{.status.") || strings.HasPrefix(jp, "{.status.phase}") {
+		return ""
+	}
+	return fmt.Sprintf("%s is %s in the first version the watch delivered, the Pod as created, whose status has only its phase: it is null there; read values.%s.1 (the first value reported), last.%s, or changes", path, jp, parts[2], parts[2])
+}
+
 // unseenOrder warns about an order of two times of one object observer.
 func unseenOrder(p probe.LoadedProbe, e expect.Expectation) string {
 	if e.Before == "" && e.After == "" && e.Minus == "" && (e.SameAs == "" || e.Tolerance == nil) {
 		return ""
 	}
-	a, b := e.Evidence, firstNonEmpty(e.Minus, e.Other())
+	a, b := e.Evidence, cmp.Or(e.Minus, e.Other())
 	oa, okA := objectTime(p, a)
 	ob, okB := objectTime(p, b)
 	if !okA || !okB || oa != ob {
@@ -203,13 +237,4 @@ func window(c claims.Claim, e expect.Expectation) (lo, hi float64, ok bool) {
 		return 0, 0, false
 	}
 	return *e.AtLeast, *e.AtMost, true
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

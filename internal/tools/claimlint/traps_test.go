@@ -23,6 +23,7 @@ probes:
       name: web
       fields:
         restarts: "{.status.containerStatuses[0].restartCount}"
+        phase: "{.status.phase}"
         appExit: "{.status.containerStatuses[0].state.terminated.finishedAt}"
         sideExit: "{.status.containerStatuses[1].state.terminated.finishedAt}"
   steps:
@@ -47,6 +48,10 @@ claims:
    expect: [{evidence: pod.intervals.restarts.1, atLeast: 20000, atMost: 25000}]}
 - {id: T-WIDE, section: s, quote: q, statement: st, component: c, kind: behaviour, specs: [trap-probe],
    expect: [{evidence: pod.intervals.restarts.1, atLeast: 20000, atMost: 40000}]}
+- {id: T-FIRST, section: s, quote: q, statement: st, component: c, kind: behaviour, specs: [trap-probe],
+   expect: [{evidence: pod.first.restarts, equals: 0}]}
+- {id: T-FIRST-PHASE, section: s, quote: q, statement: st, component: c, kind: behaviour, specs: [trap-probe],
+   expect: [{evidence: pod.first.phase, equals: Pending}, {evidence: pod.values.restarts.1, equals: 0}]}
 `
 
 // Lint warns where a probe cannot observe what its claim says.
@@ -65,12 +70,13 @@ func TestTraps(t *testing.T) {
 		"claim T-ORDER: pod.changes.appExit.1.at and pod.changes.sideExit.1.at are times the watch delivered versions of Pod web",
 		"the kubelet writes no status while it kills a Pod's containers",
 		"claim T-JITTER: pod.intervals.restarts.1 is held to 20000-25000 ms, a window narrower than the delay's own jitter (1.5×)",
+		"claim T-FIRST: pod.first.restarts is {.status.containerStatuses[0].restartCount} in the first version the watch delivered, the Pod as created",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no warning %q in:\n%s", want, got)
 		}
 	}
-	for _, quiet := range []string{"T-WAIT-SINCE", "T-WIDE"} {
+	for _, quiet := range []string{"T-WAIT-SINCE", "T-WIDE", "T-FIRST-PHASE"} {
 		if strings.Contains(got, "claim "+quiet+":") {
 			t.Errorf("a warning for %s:\n%s", quiet, got)
 		}

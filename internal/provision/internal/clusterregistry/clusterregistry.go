@@ -159,12 +159,46 @@ func (s Spec) PullRegistry() cluster.PullRegistry {
 	}
 }
 
+// UserPort is the port a registry of the user's takes where the nodes
+// reach this machine (host): that of --image-registry (imageRegistry)
+// when it names this machine, at a loopback address (which the nodes reach
+// at host, the same port) or at host itself (if not ""); 0 when it names no port here.
+// The cluster's registry leaves that port to it: a user's registry started
+// after `up` (it learns the node's address from `kubeproof env`) would
+// otherwise find its port taken ("bind: address already in use").
+func UserPort(imageRegistry, host string) int {
+	hostPort, _, _ := strings.Cut(imageRegistry, "/")
+	h, port, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		return 0
+	}
+	if ip := net.ParseIP(h); h != "localhost" && (host == "" || h != host) && (ip == nil || !ip.IsLoopback()) {
+		return 0
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return 0
+	}
+	return p
+}
+
+// FirstPort is the first port from from on (in steps of two) that, with
+// the next one, leaves out avoid (a user's registry, UserPort).
+func FirstPort(from, avoid int) int {
+	p := from
+	for avoid == p || avoid == p+1 {
+		p += 2
+	}
+	return p
+}
+
 // FreePort is the first port from from on (in steps of two) at which
-// nothing listens on host, nor at the next port: for clusters whose nodes
-// share the address they reach this machine at (kind's network gateway).
-func FreePort(host string, from int) (int, error) {
+// nothing listens on host, nor at the next port, and that leaves out avoid
+// (UserPort): for clusters whose nodes share the address they reach this
+// machine at (kind's network gateway).
+func FreePort(host string, from, avoid int) (int, error) {
 	for p := from; p < from+200; p += 2 {
-		if free(host, p) && free(host, p+1) {
+		if p == FirstPort(p, avoid) && free(host, p) && free(host, p+1) {
 			return p, nil
 		}
 	}

@@ -69,11 +69,48 @@ func TestFreePort(t *testing.T) {
 	}
 	defer l.Close()
 	busy := l.Addr().(*net.TCPAddr).Port
-	p, err := FreePort("127.0.0.1", busy-1)
+	p, err := FreePort("127.0.0.1", busy-1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p == busy-1 || p == busy {
 		t.Errorf("FreePort from %d = %d, with %d in use", busy-1, p, busy)
+	}
+}
+
+// The port of a registry of the user's on this machine (--image-registry
+// at a loopback address, or at the nodes' way to this machine) is left to
+// it: the cluster's registry takes neither it nor the port before it.
+func TestUserPortIsLeftOut(t *testing.T) {
+	for _, c := range []struct {
+		image, host string
+		want        int
+	}{
+		{"127.0.0.1:5001/kubeproof", "172.18.0.1", 5001},
+		{"localhost:5000/kubeproof", "", 5000},
+		{"[::1]:5002/x", "10.250.0.1", 5002},
+		{"172.18.0.1:5003/kubeproof", "172.18.0.1", 5003},
+		{"172.18.0.1:5003/kubeproof", "", 0},
+		{"registry.example:5000/kubeproof", "172.18.0.1", 0},
+		{"127.0.0.1/kubeproof", "172.18.0.1", 0},
+		{"", "172.18.0.1", 0},
+	} {
+		if got := UserPort(c.image, c.host); got != c.want {
+			t.Errorf("UserPort(%q, %q) = %d, want %d", c.image, c.host, got, c.want)
+		}
+	}
+	for avoid, want := range map[int]int{0: DefaultPort, 5000: 5002, 5001: 5002, 5002: 5000, 4999: 5000} {
+		if got := FirstPort(DefaultPort, avoid); got != want {
+			t.Errorf("FirstPort(%d, avoid %d) = %d, want %d", DefaultPort, avoid, got, want)
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close() // free, but named as the user's registry: FreePort passes it over
+	user := l.Addr().(*net.TCPAddr).Port
+	if p, err := FreePort("127.0.0.1", user, user); err != nil || p == user || p+1 == user {
+		t.Errorf("FreePort from %d avoiding %d = %d, %v", user, user, p, err)
 	}
 }

@@ -74,13 +74,14 @@ func (u *bringUp) registryAccess(ctx context.Context) error {
 // startRegistry starts the cluster's registry (package clusterregistry)
 // at the nodes' gateway, this machine's address on the kind network, which
 // every kind cluster's nodes share: at the first two free ports from
-// clusterregistry.DefaultPort. The process is in the state before it
+// clusterregistry.DefaultPort that leave out the port of a registry of the
+// user's (--image-registry on this machine). The process is in the state before it
 // starts to answer, so that down stops it after a failure too (it also
 // finds it by its command line, which names the cluster's directory).
 func (u *bringUp) startRegistry(ctx context.Context, gw string) error {
 	c, l := u.p.cfg, u.p.l
 	started := time.Now()
-	port, err := clusterregistry.FreePort(gw, clusterregistry.DefaultPort)
+	port, err := clusterregistry.FreePort(gw, clusterregistry.DefaultPort, clusterregistry.UserPort(c.ImageRegistry, gw))
 	if err != nil {
 		return err
 	}

@@ -109,7 +109,10 @@ func (c Config) WithDefaults() Config {
 		c.SchedulerPort = 10259
 	}
 	if c.RegistryPort == 0 {
-		c.RegistryPort = clusterregistry.DefaultPort
+		// A registry of the user's on this machine's loopback, which the
+		// node reaches at the link's host address where this one listens,
+		// keeps its port.
+		c.RegistryPort = clusterregistry.FirstPort(clusterregistry.DefaultPort, clusterregistry.UserPort(c.ImageRegistry, ""))
 	}
 	if c.RegistryShapedRate == 0 {
 		c.RegistryShapedRate = clusterregistry.DefaultRate

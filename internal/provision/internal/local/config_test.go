@@ -341,4 +341,10 @@ func TestRegistry(t *testing.T) {
 	if err := c.Validate(); err != nil || c.Runs(Registry) {
 		t.Errorf("--without registry: %v, runs %v", err, c.Runs(Registry))
 	}
+	// A registry of the user's on this machine's loopback, which the node
+	// reaches at 10.250.0.1 at the same port, keeps its port.
+	u := Config{Shape: config.Shape{Name: "t", ImageRegistry: "127.0.0.1:5001/kubeproof"}, LinkCIDR: "10.250.0.0/30"}
+	if full, shaped := u.WithDefaults().registryAddress(); full != "10.250.0.1:5002" || shaped != "10.250.0.1:5003" {
+		t.Errorf("with --image-registry %s the cluster's registry is at %s and %s", u.ImageRegistry, full, shaped)
+	}
 }

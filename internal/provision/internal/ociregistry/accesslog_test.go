@@ -30,32 +30,31 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// serveFor serves o until the test ends, once it answers.
+// serveFor serves o until the test ends, once it answers: Serve prints a
+// line for each address once it is bound (a connection then waits in the
+// listener's queue until the server takes it).
 func serveFor(t *testing.T, o Options) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, o, progress.Discard()) }()
+	addrs := append(append([]string{}, o.Listen...), o.Shaped...)
+	out := make(lines, len(addrs)+10)
+	go func() { done <- Serve(ctx, o, progress.New(out)) }()
+	for range addrs {
+		select {
+		case <-out:
+		case err := <-done:
+			t.Fatalf("Serve: %v", err)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the registry did not bind %v within 30 s", addrs)
+		}
+	}
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	for _, a := range append(append([]string{}, o.Listen...), o.Shaped...) {
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			resp, err := http.Get("http://" + a + "/v2/")
-			if err == nil {
-				resp.Body.Close()
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the registry does not answer on %s: %v", a, err)
-			}
-			time.Sleep(20 * time.Millisecond) // a server starting in another goroutine
-		}
-	}
 }
 
 // Every request answered is a line of the access log: who asked, what,

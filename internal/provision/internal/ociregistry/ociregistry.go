@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
 	"net"
 	"net/http"
@@ -43,9 +44,27 @@ type Options struct {
 	Rate int64
 }
 
-// Serve serves the registry on every address until ctx ends.
+// Serve serves the registry on every address until ctx ends. Bad input
+// (a shaped address without a rate, an address taken or not of this
+// machine, an access log or directory it cannot write) leaves nothing
+// behind: the addresses are bound first, and a directory Serve made is
+// removed again if the access log cannot be opened.
 func Serve(ctx context.Context, o Options, pr *progress.Printer) error {
+	if len(o.Shaped) > 0 && o.ShapedRate <= 0 {
+		return exitcode.Errorf(exitcode.Usage, "a shaped address needs a rate above 0")
+	}
+	listeners, err := listenAll(append(append([]string{}, o.Listen...), o.Shaped...))
+	if err != nil {
+		return err
+	}
+	closeAll := func() {
+		for _, nl := range listeners {
+			_ = nl.Close()
+		}
+	}
+	_, statErr := os.Stat(o.Dir)
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		closeAll()
 		return fmt.Errorf("registry directory: %w", err)
 	}
 	logTo := io.Discard
@@ -60,31 +79,48 @@ func Serve(ctx context.Context, o Options, pr *progress.Printer) error {
 	if o.AccessLog != "" {
 		al, err := openAccessLog(o.AccessLog)
 		if err != nil {
+			closeAll()
+			if errors.Is(statErr, fs.ErrNotExist) {
+				_ = os.Remove(o.Dir) // made above, still empty
+			}
 			return err
 		}
 		defer al.Close()
 		handler = al.wrap(handler)
 	}
-	if len(o.Shaped) > 0 && o.ShapedRate <= 0 {
-		return exitcode.Errorf(exitcode.Usage, "a shaped address needs a rate above 0")
-	}
 	var ls []listen
-	for _, a := range o.Listen {
+	for _, nl := range listeners[:len(o.Listen)] {
 		if o.Rate > 0 {
-			ls = append(ls, listen{addr: a, handler: shaped(handler, o.Rate), rate: o.Rate})
+			ls = append(ls, listen{l: nl, handler: shaped(handler, o.Rate), rate: o.Rate})
 			continue
 		}
-		ls = append(ls, listen{addr: a, handler: handler})
+		ls = append(ls, listen{l: nl, handler: handler})
 	}
-	for _, a := range o.Shaped {
-		ls = append(ls, listen{addr: a, handler: shaped(handler, o.ShapedRate), rate: o.ShapedRate})
+	for _, nl := range listeners[len(o.Listen):] {
+		ls = append(ls, listen{l: nl, handler: shaped(handler, o.ShapedRate), rate: o.ShapedRate})
 	}
 	return serve(ctx, ls, pr)
 }
 
+// listenAll binds every address, or none: a taken one is a Conflict.
+func listenAll(addrs []string) ([]net.Listener, error) {
+	var listeners []net.Listener
+	for _, a := range addrs {
+		nl, err := net.Listen("tcp", a)
+		if err != nil {
+			for _, nl := range listeners {
+				_ = nl.Close()
+			}
+			return nil, exitcode.Errorf(exitcode.Conflict, "listen on %s: %v", a, err)
+		}
+		listeners = append(listeners, nl)
+	}
+	return listeners, nil
+}
+
 // listen is one address served, and how.
 type listen struct {
-	addr    string
+	l       net.Listener
 	handler http.Handler
 	rate    int64
 }
@@ -103,28 +139,17 @@ func refuseWrites(next http.Handler) http.Handler {
 
 // serve serves every address until ctx ends.
 func serve(ctx context.Context, ls []listen, pr *progress.Printer) error {
-	var listeners []net.Listener
-	for _, l := range ls {
-		nl, err := net.Listen("tcp", l.addr)
-		if err != nil {
-			for _, nl := range listeners {
-				_ = nl.Close()
-			}
-			return exitcode.Errorf(exitcode.Conflict, "listen on %s: %v", l.addr, err)
-		}
-		listeners = append(listeners, nl)
-	}
 	var servers []*http.Server
-	errc := make(chan error, len(listeners))
-	for i, nl := range listeners {
-		srv := &http.Server{Handler: ls[i].handler, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, len(ls))
+	for _, l := range ls {
+		srv := &http.Server{Handler: l.handler, ReadHeaderTimeout: 10 * time.Second}
 		servers = append(servers, srv)
-		if ls[i].rate > 0 {
-			pr.Infof("registry serving on http://%s at most %d bytes/s", nl.Addr(), ls[i].rate)
+		if l.rate > 0 {
+			pr.Infof("registry serving on http://%s at most %d bytes/s", l.l.Addr(), l.rate)
 		} else {
-			pr.Infof("registry serving on http://%s", nl.Addr())
+			pr.Infof("registry serving on http://%s", l.l.Addr())
 		}
-		go func() { errc <- srv.Serve(nl) }()
+		go func() { errc <- srv.Serve(l.l) }()
 	}
 	select {
 	case err := <-errc:

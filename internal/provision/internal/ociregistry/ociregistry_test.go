@@ -5,6 +5,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -100,8 +102,21 @@ func TestAddressTaken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	err = Serve(context.Background(), Options{Listen: []string{l.Addr().String()}, Dir: t.TempDir()}, progress.Discard())
+	// Bad input leaves nothing behind: neither the blobs' directory nor
+	// the access log is made for a registry that cannot listen.
+	tmp := t.TempDir()
+	o := Options{Listen: []string{"127.0.0.1:0"}, Shaped: []string{l.Addr().String()}, ShapedRate: 1,
+		Dir: filepath.Join(tmp, "blobs"), AccessLog: filepath.Join(tmp, "access.jsonl")}
+	err = Serve(context.Background(), o, progress.Discard())
 	if exitcode.Of(err) != exitcode.Conflict {
 		t.Errorf("a taken address: %v (exit code %d)", err, exitcode.Of(err))
+	}
+	// An access log it cannot open: the directory it made goes again.
+	o.Shaped, o.AccessLog = nil, filepath.Join(tmp, "no-such-dir", "access.jsonl")
+	if err := Serve(context.Background(), o, progress.Discard()); err == nil {
+		t.Error("an access log in a missing directory was opened")
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) > 0 {
+		t.Errorf("bad input left %s in %s", entries[0].Name(), tmp)
 	}
 }
