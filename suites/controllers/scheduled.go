@@ -27,11 +27,12 @@ type scheduledEvidence struct {
 	Pods int `json:"pods"`
 }
 
-// Who wrote the Deployment, as the API shows it: the field managers of its
-// entries that are not a subresource's (its spec and metadata), sorted. A
-// field manager is the name the client gives (kubectl-client-side-apply),
-// not the user the API server authenticated.
+// Who wrote the Deployment, as the API shows it. A field manager is the
+// name the client gives (kubectl-client-side-apply), not the user the API
+// server authenticated.
 type deploymentManagersEvidence struct {
+	// Spec are the field managers of the Deployment's entries that are not
+	// a subresource's (its spec and metadata), sorted, each once.
 	Spec []string `json:"spec"`
 }
 
