@@ -42,11 +42,12 @@ run: build
 ## etcd members, the local provider on cgroup v2 (two guests), then the fault
 ## matrix's CI subset, run --in-cluster (incluster), the GitHub Action and
 ## the CI recipes under act, the README's quick starts as written; last, the
-## JUnit reports of those runs read by CI readers' parsers. The release
-## snapshot (release-check) is run on its own for now.
-# release-check is not in test yet: its kubeconfig-only run decides fewer
-# claims than its 60% bar asks (47% measured; issue 39).
-test: lint unit browser e2e e2e-kind e2e-quorum e2e-restricted e2e-example e2e-cgroup2 faults-ci interrupt registry incluster action quickstart junit-readers
+## JUnit reports of those runs read by CI readers' parsers, and a snapshot of
+## the release checked as its users get it (release-check: the archives,
+## checksums and krew manifest dist-check checked, and more).
+# release-check fails while its kubeconfig-only run decides fewer claims
+# than its 60% bar asks (52% measured with the API readings; issue 39).
+test: lint unit browser e2e e2e-kind e2e-quorum e2e-restricted e2e-example e2e-cgroup2 faults-ci interrupt registry incluster release-check action quickstart junit-readers
 # The readers read the reports make test has just written, too.
 test: JUNIT_REPORTS += $(REPORT_DIR) $(REPORT_DIR)-kind $(REPORT_DIR)-quorum $(REPORT_DIR)-restricted
 
