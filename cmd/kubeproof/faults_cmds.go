@@ -21,6 +21,7 @@ type faultsOptions struct {
 	matrix    string
 	only      []string
 	ci        bool
+	focused   bool
 	baseline  string
 	reportDir string
 	specs     runner.Specs
@@ -48,6 +49,7 @@ Exit code 0 means every fault was found as described; 1 means one was not.`,
 	f.StringVar(&fo.matrix, "matrix", "", "fault matrix file (default: the one kubeproof carries, fixtures/faults.yaml)")
 	f.StringSliceVar(&fo.only, "fault", nil, "run only these faults (IDs, comma-separated)")
 	f.BoolVar(&fo.ci, "ci", false, "run only the faults the matrix marks for CI")
+	f.BoolVar(&fo.focused, "focused", false, "on each faulty cluster, run only the specs behind the claims the fault lists (other claims' changes are counted among theirs only)")
 	f.StringVar(&fo.baseline, "baseline", "", "report directory of a run on a healthy cluster to compare with, instead of making one")
 	f.StringVar(&fo.reportDir, "report-dir", "_output/faults", "directory for faults.md, faults.json and each run's reports")
 	f.IntVar(&fo.specs.Parallel, "parallel", 4, "run the specs in this many parallel processes")
@@ -95,7 +97,7 @@ func runFaults(cmd *cobra.Command, o *options, fo *faultsOptions) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return exitcode.Errorf(exitcode.Usage, "--report-dir: %v", err)
 	}
-	plan := faults.Plan{Cluster: req, Catalog: cat, Faults: selected, Specs: fo.specs, ReportDir: dir}
+	plan := faults.Plan{Cluster: req, Catalog: cat, Faults: selected, Specs: fo.specs, ReportDir: dir, Focused: fo.focused}
 	if fo.baseline != "" {
 		healthy, err := report.Load(fo.baseline)
 		if err != nil {

@@ -18,11 +18,15 @@ import (
 	"strings"
 
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/noproxy"
 	"github.com/kubeproof/kubeproof/internal/provision"
 	"github.com/kubeproof/kubeproof/internal/runner"
 )
 
 func main() {
+	// Before any client reads the environment (Go reads it once): a proxy
+	// it names never gets the requests for the clusters' own addresses.
+	noproxy.Exempt(noproxy.Local...)
 	// This binary opens clusters of every provider: the commands, and the
 	// specs when it runs as the spec binary.
 	provision.RegisterOpeners()

@@ -17,7 +17,7 @@ func layer(pkg string) string {
 	p := strings.TrimPrefix(pkg, module)
 	switch {
 	case p == "internal/exitcode" || p == "internal/progress" || p == "internal/pki" || p == "internal/debpkg" ||
-		p == "internal/buildinfo" || p == "internal/jsonschema" || p == "internal/sourcedoc":
+		p == "internal/buildinfo" || p == "internal/jsonschema" || p == "internal/sourcedoc" || p == "internal/noproxy":
 		return "support"
 	case p == "internal/provision":
 		return "provision-face"

@@ -16,6 +16,7 @@ import (
 	"github.com/kubeproof/kubeproof/internal/buildinfo"
 	"github.com/kubeproof/kubeproof/internal/debpkg"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
+	"github.com/kubeproof/kubeproof/internal/noproxy"
 	"github.com/kubeproof/kubeproof/internal/progress"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/binaries"
 	"github.com/kubeproof/kubeproof/internal/provision/internal/bringup"
@@ -45,6 +46,9 @@ func (p *Provider) Up(ctx context.Context) (*cluster.Info, error) {
 		return nil, err
 	}
 	c, pr := p.cfg, p.cfg.Progress
+	// The components started below inherit the environment: a proxy it
+	// names must not get the requests for this cluster's own ranges.
+	noproxy.Exempt(c.LinkCIDR, c.PodCIDR, c.ServiceCIDR)
 	if err := debpkg.Ensure(ctx, debpkg.LocalCluster, pr); err != nil {
 		return nil, err
 	}
