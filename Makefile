@@ -24,7 +24,7 @@ GOFLAGS_BUILD := -trimpath -buildvcs=false
 # be safe in parallel; this also proves it). E.g. RUN_FLAGS="--document 003 -v".
 RUN_FLAGS  ?= --parallel 4
 
-.PHONY: action quickstart all build dist dist-check image-check run test unit browser lint e2e e2e-kind e2e-restricted e2e-example e2e-cgroup2 test-kind faults faults-ci interrupt incluster rounds bench matrix prepare down down-all clean junit-readers
+.PHONY: action quickstart all build release release-check run test unit browser lint e2e e2e-kind e2e-restricted e2e-example e2e-cgroup2 test-kind faults faults-ci interrupt incluster rounds bench matrix prepare down down-all clean junit-readers
 
 all: build
 
@@ -40,11 +40,14 @@ run: build
 ## test: unit tests, the report in a browser (browser), then the suites on a local cluster and on a kind cluster
 ## made for the occasion, the Raft majority spec on a local cluster with three
 ## etcd members, the local provider on cgroup v2 (two guests), then the fault
-## matrix's CI subset, kubeproof's container image and release archives
-## (as their users get them), the GitHub Action and the CI recipes under act,
-## the README's quick starts as written; last, the JUnit reports of those
-## runs read by CI readers' parsers
-test: lint unit browser e2e e2e-kind e2e-quorum e2e-restricted e2e-example e2e-cgroup2 faults-ci interrupt registry incluster image-check dist-check action quickstart junit-readers
+## matrix's CI subset, run --in-cluster (incluster), the GitHub Action and
+## the CI recipes under act, the README's quick starts as written; last, the
+## JUnit reports of those runs read by CI readers' parsers, and a snapshot of
+## the release checked as its users get it (release-check: the archives,
+## checksums and krew manifest dist-check checked, and more).
+# release-check fails while its kubeconfig-only run decides fewer claims
+# than its 60% bar asks (52% measured with the API readings; issue 39).
+test: lint unit browser e2e e2e-kind e2e-quorum e2e-restricted e2e-example e2e-cgroup2 faults-ci interrupt registry incluster release-check action quickstart junit-readers
 # The readers read the reports make test has just written, too.
 test: JUNIT_REPORTS += $(REPORT_DIR) $(REPORT_DIR)-kind $(REPORT_DIR)-quorum $(REPORT_DIR)-restricted
 
@@ -65,9 +68,11 @@ browser:
 	mkdir -p $(BROWSER_DIR)
 	$(GO) test -tags browser -count=1 -run TestReportInBrowser -v ./internal/report -args -browser.out=$(abspath $(BROWSER_DIR))
 
-## lint: gofmt, go vet (with the e2e tag too), go mod tidy, actionlint on the
-## GitHub Actions recipe, golangci-lint (.golangci.yml); the two linters are
-## built from their Go modules into _output/tools
+## lint: gofmt, go vet (with the e2e tag too, and for darwin: the CLI builds
+## for a Mac, and the tests of what it does there compile), go mod tidy,
+## actionlint on the GitHub Actions recipe and the release workflow,
+## goreleaser check, golangci-lint (.golangci.yml); the linters and goreleaser
+## are built from their Go modules into _output/tools
 TOOLS          := _output/tools
 ACTIONLINT     := $(TOOLS)/actionlint
 GOLANGCI_LINT  := $(TOOLS)/golangci-lint
@@ -75,18 +80,29 @@ $(ACTIONLINT):
 	GOBIN=$(abspath $(TOOLS)) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 $(GOLANGCI_LINT):
 	GOBIN=$(abspath $(TOOLS)) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
+# goreleaser makes the release (.goreleaser.yaml); v2.17.0 is the newest that
+# builds with the Go of go.mod.
+GORELEASER     := $(TOOLS)/goreleaser
+$(GORELEASER):
+	GOBIN=$(abspath $(TOOLS)) $(GO) install github.com/goreleaser/goreleaser/v2@v2.17.0
+# goreleaser wants the repository's remote; a checkout without one (a
+# worktree, a copy) is given GitHub's as git configuration in the
+# environment, which changes no file.
+RELEASE_GIT    := $(if $(shell git remote get-url origin 2>/dev/null),,GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=https://github.com/kubeproof/kubeproof.git)
 # nektos/act runs GitHub Actions workflows on this machine (make action).
 ACT            := $(TOOLS)/act
 $(ACT):
 	GOBIN=$(abspath $(TOOLS)) $(GO) install github.com/nektos/act@v0.2.89
 
-lint: $(ACTIONLINT) $(GOLANGCI_LINT)
+lint: $(ACTIONLINT) $(GOLANGCI_LINT) $(GORELEASER)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./suites/... ./cmd/... ./internal/runner ./internal/tools/incluster
 	$(GO) vet -tags browser ./internal/report
+	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
 	$(GO) mod tidy -diff
 	ci/actionlint.sh $(ACTIONLINT)
+	$(RELEASE_GIT) $(GORELEASER) check
 	$(GOLANGCI_LINT) run ./...
 
 e2e: build
@@ -266,43 +282,31 @@ MATRIX_VERSIONS ?= v1.34.4,v1.35.4,v1.36.3,v1.37.2
 matrix: build
 	$(KUBEPROOF) matrix --kubernetes-versions $(MATRIX_VERSIONS) --report-dir _output/matrix $(RUN_FLAGS)
 
-## dist: release archives in _output/dist, one per platform (linux amd64 and
-## arm64): kubeproof and the programs its images carry, README and LICENSE;
-## their SHA256SUMS; and the krew manifest filled in for them (kubectl
-## kubeproof). The version is the newest v* tag, else v0.0.0-<commit>.
-DIST_DIR      := _output/dist
-DIST_ARCHS    := amd64 arm64
-DIST_VERSION  ?= $(shell git describe --tags --match 'v*' 2>/dev/null || echo v0.0.0-$$(git rev-parse --short HEAD))
+## release: the release of the tag at HEAD, as .github/workflows/release.yml
+## makes it (goreleaser, .goreleaser.yaml): the images the specs run pushed to
+## $KUBEPROOF_RELEASE_REGISTRY (one index of linux/amd64 and linux/arm64 each,
+## tagged with the version), then archives for linux and darwin, amd64 and
+## arm64, SHA256SUMS and the krew manifest, published as a GitHub release
+## ($GITHUB_TOKEN). RELEASE_FLAGS=--snapshot makes one of any commit without
+## publishing it (the images are still pushed when a registry is named).
+RELEASE_FLAGS ?=
+release: $(GORELEASER)
+	$(RELEASE_GIT) $(GORELEASER) release --clean $(RELEASE_FLAGS)
+
+## release-check: a snapshot of the release checked as its users get it
+## (ci/release-check.sh): its archives for the four platforms and their
+## checksums, the krew manifest installing the plugin, the images pushed to a
+## registry served here (standing in for the public one, and stamped into
+## the snapshot as the release's), then the installed `kubectl kubeproof run`,
+## with no provider flag, against a local cluster reached through its
+## kubeconfig alone and whose node has none of kubeproof's images; last, a
+## kubeproof `go install`ed from a module proxy of this commit runs the images
+## it needs
 KREW          := $(TOOLS)/krew
 $(KREW):
 	GOBIN=$(abspath $(TOOLS)) $(GO) install sigs.k8s.io/krew/cmd/krew@v0.4.3
-dist:
-	rm -rf $(DIST_DIR) && mkdir -p $(DIST_DIR)
-	set -e; for arch in $(DIST_ARCHS); do \
-	  name=kubeproof-$(DIST_VERSION)-linux-$$arch; dir=$(DIST_DIR)/$$name; mkdir -p $$dir; \
-	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(GOFLAGS_BUILD) -ldflags "-s -w" -o $$dir/ $(PROGRAMS); \
-	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(GOFLAGS_BUILD) -ldflags "-s -w -X $(BUILDINFO).version=$(DIST_VERSION) -X $(BUILDINFO).commit=$(COMMIT)" -o $$dir/ ./cmd/kubeproof; \
-	  cp README.md LICENSE $$dir/; \
-	  tar -C $(DIST_DIR) --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -czf $$dir.tar.gz $$name; \
-	  rm -rf $$dir; \
-	done
-	cd $(DIST_DIR) && sha256sum *.tar.gz > SHA256SUMS
-	sed -e 's/@VERSION@/$(DIST_VERSION)/g' \
-	  $(foreach a,$(DIST_ARCHS),-e "s/@SHA256_$(a)@/$$(sha256sum $(DIST_DIR)/kubeproof-$(DIST_VERSION)-linux-$(a).tar.gz | cut -d' ' -f1)/") \
-	  ci/krew/kubeproof.yaml > $(DIST_DIR)/kubeproof.yaml
-	ls -l $(DIST_DIR)
-
-## image-check: kubeproof's own container image (image build-cli), loaded
-## into Docker (the machine's, else the private daemon) and run against a
-## local cluster through a kubeconfig, as a user of the image runs it
-image-check: build
-	ci/image.sh
-
-## dist-check: what a user of the release gets: the checksums hold, and krew
-## installs the plugin from the manifest and this machine's archive into an
-## empty krew root, where `kubectl kubeproof version` answers
-dist-check: dist $(KREW)
-	ci/dist-check.sh $(DIST_DIR) $(DIST_VERSION) $(KREW)
+release-check: build $(GORELEASER) $(KREW)
+	$(RELEASE_GIT) ci/release-check.sh $(GORELEASER) $(KREW)
 
 ## prepare: install host packages and build binaries and images, no cluster
 prepare: build

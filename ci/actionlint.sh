@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # actionlint on the GitHub Actions recipes (docs/ci/*.yml), the workflow
-# that uses the action from a checkout (ci/act/source.yml) and the composite
-# action (action.yml, its scripts with shellcheck): actionlint reads a local
-# action's metadata only in a repository laid out as GitHub's
+# that uses the action from a checkout (ci/act/source.yml), this
+# repository's own workflows (.github/workflows: the release) and the
+# composite action (action.yml, its scripts with shellcheck): actionlint
+# reads a local action's metadata only in a repository laid out as GitHub's
 # (.github/workflows), so they are checked in a copy laid out so.
 # Usage: ci/actionlint.sh ACTIONLINT
 set -euo pipefail
@@ -23,5 +24,6 @@ cp action.yml "$tmp/"
 for f in docs/ci/*.yml ci/act/source.yml; do
   cp "$f" "$tmp/.github/workflows/$(basename "$(dirname "$f")")-$(basename "$f")"
 done
+cp .github/workflows/*.yml "$tmp/.github/workflows/"
 git -C "$tmp" init -q
 cd "$tmp" && "$actionlint" -no-color

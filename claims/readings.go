@@ -15,10 +15,11 @@ import (
 // API server stored changes in, in a watch). The judge tries a claim's
 // readings in order when its own cannot be had: the first the cluster can
 // give whose expectations all hold confirms the claim, and the report
-// names it. A reading that does not hold refutes nothing: what it reads is
-// a sign of what the sentence says (a client names itself), whose absence
-// does not show the sentence false; the claim stays not checkable, saying
-// what the reading saw.
+// names it. A reading that does not hold refutes the claim only where it
+// says it observes the sentence's fact itself (Refutes): otherwise what it
+// reads is a sign of what the sentence says (a client names itself), whose
+// absence does not show the sentence false, and the claim stays not
+// checkable, saying what the reading saw.
 //
 // A reading must be as strong as the sentence: a field manager named
 // kube-controller-manager shows which client wrote, not which user the API
@@ -39,6 +40,14 @@ type Reading struct {
 	// it cannot (a client's name, not the user authenticated): the reports
 	// give it with the verdict.
 	Sees string `json:"sees"`
+	// Refutes says the reading observes the sentence's fact itself, at the
+	// sentence's strength (the objects the API holds and their own
+	// timestamps, a field manager the component cannot word otherwise), so
+	// that expectations which do not hold refute the claim. Without it the
+	// reading reads a sign of the fact whose absence shows nothing false
+	// (an Event's wording, a client's name that another distribution gives
+	// otherwise): it can confirm, never refute.
+	Refutes bool `json:"refutes,omitempty"`
 }
 
 // As is the claim as reading r reads it: r's requires and expectations

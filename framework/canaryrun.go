@@ -307,9 +307,14 @@ func (c *canaryRun) step(ctx context.Context, f Fact, rec *observe.Recorder, win
 // them into.
 func imageHint() string {
 	if images.Registry() == images.LoadedRegistry {
-		return "kubeproof's images are not on the node and no registry has them: push them to one the nodes pull from and run with --image-registry (see docs/your-cluster.md)"
+		return "kubeproof's images are not on the node and no registry has them: run with --image-registry REGISTRY (kubeproof pushes them there), or name where they are published with $KUBEPROOF_IMAGE_REGISTRY (see docs/your-cluster.md)"
 	}
-	return "the nodes could not pull kubeproof's images from " + images.Registry() + " (is it reachable from the nodes? do they need --image-pull-secret?)"
+	var refs []string
+	for _, img := range images.Workloads {
+		refs = append(refs, img.PodRef())
+	}
+	return "the nodes could not pull kubeproof's images (" + strings.Join(refs, ", ") + ") from " + images.Registry() +
+		" (are they there? is it reachable from the nodes? do they need --image-pull-secret?)"
 }
 
 // firstWorker is the first real node (by name) that takes ordinary Pods,

@@ -14,6 +14,7 @@ import (
 	"github.com/kubeproof/kubeproof/claims/speclink"
 	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/contract/images"
+	"github.com/kubeproof/kubeproof/internal/buildinfo"
 )
 
 // TestContext holds the flags that say which cluster the suites check.
@@ -32,6 +33,9 @@ var TestContext struct {
 	// ImageRegistry is where the run's Pods take kubeproof's images from,
 	// when its nodes do not have them loaded.
 	ImageRegistry string
+	// ImageTag is the images' tag in ImageRegistry (default: this
+	// binary's version, as `kubeproof image push` tags them).
+	ImageTag string
 	// ImagePullSecret is a docker config file with the credentials for
 	// ImageRegistry.
 	ImagePullSecret string
@@ -64,6 +68,8 @@ func RegisterFlags(fs *flag.FlagSet) {
 		"multiply every timeout and observation window by this (for slow machines)")
 	fs.StringVar(&TestContext.ImageRegistry, "kubeproof.image-registry", "",
 		"registry the Pods take kubeproof's images from (where `kubeproof image push` put them), for nodes that do not have them loaded")
+	fs.StringVar(&TestContext.ImageTag, "kubeproof.image-tag", "",
+		"the images' tag in --kubeproof.image-registry (default: this binary's version, as `kubeproof image push` tags them)")
 	fs.StringVar(&TestContext.ImagePullSecret, "kubeproof.image-pull-secret", "",
 		"docker config file with the credentials for --kubeproof.image-registry")
 	fs.StringVar(&TestContext.ReportDir, "kubeproof.report-dir", ".", "directory for failed specs' namespace dumps (failures/)")
@@ -100,7 +106,11 @@ func Cluster() (*cluster.Info, error) {
 			clusterErr = fmt.Errorf("no cluster to check: pass --kubeproof.cluster-info (written by `kubeproof up`) or --kubeproof.kubeconfig")
 		}
 		if clusterErr == nil {
-			images.UseRegistry(cmp.Or(TestContext.ImageRegistry, clusterInfo.ImageRegistry))
+			if TestContext.ImageRegistry != "" {
+				images.UseRegistry(TestContext.ImageRegistry, cmp.Or(TestContext.ImageTag, buildinfo.ImageTag()))
+			} else {
+				images.UseRegistry(clusterInfo.ImageRegistry, cmp.Or(clusterInfo.ImageTag, buildinfo.ImageTag()))
+			}
 		}
 	})
 	return clusterInfo, clusterErr

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command cgroup2 runs a command on a cgroup v2 machine made for the
 // occasion, a user-mode-linux guest of this one (package umlguest), and
 // judges it by the kubeproof report the command left in the shared results

@@ -85,7 +85,7 @@ most over the rounds. Nothing here passes or fails on a number.`,
 			var clusters []provision.Request
 			for _, name := range b.providers {
 				po := *o
-				po.Request.Provider = name
+				po.Request.Provider, po.Why = name, "--providers "+name
 				req, err := request(cmd, &po)
 				if err != nil {
 					return err

@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kubeproof/kubeproof/contract/images"
+	"github.com/kubeproof/kubeproof/internal/buildinfo"
 	"github.com/kubeproof/kubeproof/internal/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/provision"
@@ -78,7 +80,7 @@ It holds this kubeproof, the programs of the images the specs run, and kubectl o
 }
 
 func newImageListCommand(o *options) *cobra.Command {
-	var registry string
+	var registry, tag string
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the images the specs run, with their digests (built from this binary's programs)",
@@ -91,7 +93,7 @@ func newImageListCommand(o *options) *cobra.Command {
 			for _, b := range built {
 				ref := b.Image.Ref
 				if registry != "" {
-					ref = images.InRegistry(b.Image, registry)
+					ref = images.InRegistry(b.Image, registry, tag)
 				}
 				fmt.Printf("%s\t%s\n", ref, b.Digest)
 			}
@@ -99,30 +101,49 @@ func newImageListCommand(o *options) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&registry, "registry", "", "show the images' names in this registry (as `image push` puts them)")
+	cmd.Flags().StringVar(&tag, "tag", buildinfo.ImageTag(), "their tag there")
 	return cmd
 }
 
 func newImagePushCommand(o *options) *cobra.Command {
-	var registry string
-	var insecure bool
+	var p provision.Publish
+	var platforms []string
 	cmd := &cobra.Command{
 		Use:   "push --registry REG",
 		Short: "Push the images the specs run to a registry your nodes pull from",
 		Long: `push puts the images the specs run (the test app, the webhook server) into the registry,
-as REG/testapp:v1 and REG/webhook:v1, unless they are there with the same digest.
+as REG/testapp:TAG and REG/webhook:TAG (TAG: this kubeproof's version), unless they are
+there with the same digest. Each is an index of one image per --platform, whose programs
+are beside kubeproof (this machine's platform), under --programs (linux_ARCH/, as the
+release build lays them out), or built once from kubeproof's module source (Go needed).
 Credentials come from the Docker config ($DOCKER_CONFIG, ~/.docker/config.json); --insecure
 allows a registry that speaks plain HTTP. Then check your cluster with
-kubeproof run --provider kubeconfig --image-registry REG.`,
+kubeproof run --kubeconfig FILE --image-registry REG, or, with the images there already,
+` + provision.RegistryEnv + `=REG kubeproof run --kubeconfig FILE.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if registry == "" {
+			if p.Registry == "" {
 				return exitcode.Errorf(exitcode.Usage, "--registry is required")
 			}
-			return provision.PushWorkloads(cmd.Context(), o.Shape.CacheDir, registry, insecure, runner.Printer())
+			if buildinfo.Tag(p.Tag) != p.Tag {
+				return exitcode.Errorf(exitcode.Usage, "--tag %q: a tag holds letters, digits, _, . and - (not first)", p.Tag)
+			}
+			for _, pl := range platforms {
+				arch, ok := strings.CutPrefix(pl, "linux/")
+				if !ok || (arch != "amd64" && arch != "arm64") {
+					return exitcode.Errorf(exitcode.Usage, "--platform %q: want linux/amd64 or linux/arm64", pl)
+				}
+				p.Arches = append(p.Arches, arch)
+			}
+			return provision.PublishWorkloads(cmd.Context(), p, runner.Printer())
 		},
 	}
-	cmd.Flags().StringVar(&registry, "registry", "", "registry (host[:port][/path]) to push to")
-	cmd.Flags().BoolVar(&insecure, "insecure", false, "the registry speaks plain HTTP")
+	f := cmd.Flags()
+	f.StringVar(&p.Registry, "registry", "", "registry (host[:port][/path]) to push to")
+	f.BoolVar(&p.Insecure, "insecure", false, "the registry speaks plain HTTP")
+	f.StringVar(&p.Tag, "tag", buildinfo.ImageTag(), "the images' tag (a run finds them by this binary's version)")
+	f.StringSliceVar(&platforms, "platform", []string{"linux/" + buildinfo.Arch()}, "platforms of each image: linux/amd64, linux/arm64 (repeatable)")
+	f.StringVar(&p.Programs, "programs", "", "directory with each platform's programs in linux_ARCH/ (default: beside kubeproof, else built from its module source)")
 	return cmd
 }
 

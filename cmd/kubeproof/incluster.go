@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/kubeproof/kubeproof/internal/buildinfo"
 	"github.com/kubeproof/kubeproof/internal/clusterflags"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/provision"
@@ -71,7 +72,7 @@ func execute(ctx context.Context, r *runOptions, in incluster.Options, plan runn
 // run's Ginkgo seed, which names it) and the user's files it reads. A
 // flag the run inside would not honour is a usage error.
 func inClusterArgs(cmd *cobra.Command, o *options, r *runOptions) (incluster.Options, error) {
-	in := incluster.Options{Tag: version()}
+	in := incluster.Options{Tag: buildinfo.ImageTag()}
 	if r.inClusterJob != "" {
 		return in, exitcode.Errorf(exitcode.Usage, "--in-cluster-job is the run that --in-cluster starts, not a flag of its own")
 	}

@@ -52,6 +52,11 @@ func TestBadInputExitCodes(t *testing.T) {
 		{[]string{"run", "--provider", "kubeconfig", "--kubeconfig", missing, "--without", "kube-proxy"}, exitcode.Usage},
 		{[]string{"run", "--provider", "kubeconfig", "--kubeconfig", missing, "--report-dir", t.TempDir()}, exitcode.Kubeconfig},
 		{[]string{"status", "--provider", "kubeconfig", "--kubeconfig", missing}, exitcode.Kubeconfig},
+		// --kubeconfig or --context alone name the cluster that exists.
+		{[]string{"run", "--kubeconfig", missing, "--report-dir", t.TempDir()}, exitcode.Kubeconfig},
+		{[]string{"status", "--context", "nope", "--kubeconfig", missing}, exitcode.Kubeconfig},
+		{[]string{"run", "--kubeconfig", missing, "--etcd-members", "3"}, exitcode.Usage},
+		{[]string{"run", "--provider", "local", "--context", "c"}, exitcode.Usage},
 	}
 	for _, tc := range cases {
 		if got := exitFor(tc.args...); got != tc.want {

@@ -66,8 +66,10 @@ func runMatrix(cmd *cobra.Command, o *options, r *runOptions, versions []string)
 	if cmd.Flags().Changed(clusterflags.KubernetesVersion.Name) || cmd.Flags().Changed(clusterflags.EtcdVersion.Name) || cmd.Flags().Changed("keep") {
 		return exitcode.Errorf(exitcode.Usage, "matrix picks each release's etcd and removes each cluster: --kubernetes-version, --etcd-version and --keep go with run")
 	}
-	if o.Provider == "kubeconfig" {
-		return exitcode.Errorf(exitcode.Usage, "matrix makes a cluster of each release: use --provider local or kind, not kubeconfig")
+	if req, err := request(cmd, o); err != nil {
+		return err
+	} else if !req.Makes() {
+		return exitcode.Errorf(exitcode.Usage, "matrix makes a cluster of each release: use --provider local or kind, not %s (%s)", req.Provider, req.Why)
 	}
 	pr := printer()
 	p, err := newProvider(cmd, o, pr)

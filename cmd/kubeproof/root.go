@@ -55,7 +55,8 @@ Exit codes (kubeproof help exit-codes):
 	}
 	// Run by kubectl as its plugin (kubectl-kubeproof in PATH, as krew
 	// installs it), the help names the command as the user types it.
-	if strings.HasPrefix(filepath.Base(os.Args[0]), "kubectl-") {
+	// As kubectl's plugin, its cluster is kubectl's current context.
+	if o.Plugin = strings.HasPrefix(filepath.Base(os.Args[0]), "kubectl-"); o.Plugin {
 		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl kubeproof"}
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {

@@ -22,8 +22,9 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/kubeproof/kubeproof/contract/childproc"
 )
 
 // Capability is something beyond the Kubernetes API that a provider offers.
@@ -75,6 +76,9 @@ type Info struct {
 	// ImageRegistry is where the nodes pull the images the specs run from,
 	// when they are not loaded into them ("" for loaded images).
 	ImageRegistry string `json:"imageRegistry,omitempty"`
+	// ImageTag is the images' tag in ImageRegistry: the version of the
+	// kubeproof whose images they are.
+	ImageTag string `json:"imageTag,omitempty"`
 	// NodeRegistry is the address (host:port) at which the nodes reach a
 	// registry on this machine's loopback: one serving them must listen
 	// there too (`kubeproof env` prints it as KUBEPROOF_NODE_REGISTRY).
@@ -158,7 +162,7 @@ func (i *Info) RunOnNode(ctx context.Context, node string, args ...string) ([]by
 	argv, env := i.NodeCommand(node, args...)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // dies with the spec process
+	cmd.SysProcAttr = childproc.Attr() // dies with the spec process
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -235,15 +239,15 @@ func (i *Info) ServesPulls(r PullRegistry) {
 }
 
 // PullsFrom records that the nodes pull the images the specs run from
-// registry reg; loaded says they also have them loaded (the Pods then keep
+// registry reg, tagged tag; loaded says they also have them loaded (the Pods then keep
 // using the loaded names). It is not RegistryPull: kubeproof pushes no
 // images of the specs' own there.
-func (i *Info) PullsFrom(reg string, loaded bool) {
+func (i *Info) PullsFrom(reg, tag string, loaded bool) {
 	if reg == "" {
 		return
 	}
 	if !loaded {
-		i.ImageRegistry = reg
+		i.ImageRegistry, i.ImageTag = reg, tag
 	}
 	if !i.Has(RegistryPull) {
 		if i.Reasons == nil {

@@ -12,6 +12,10 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
+	// The auth-provider plugins kubectl has (oidc; gcp and azure, which
+	// now only say they were removed): a kubeconfig whose user names one
+	// works here as it does with kubectl.
+	_ "k8s.io/client-go/plugin/pkg/client/auth"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -97,6 +101,17 @@ func CurrentContext(path, kubeContext string) string {
 		return ""
 	}
 	return raw.CurrentContext
+}
+
+// KubeconfigFiles names the files a kubeconfig is read from, as
+// LoadingRules find them (path, else $KUBECONFIG's, else ~/.kube/config),
+// for messages; "" when they cannot be named.
+func KubeconfigFiles(path string) string {
+	rules, err := LoadingRules(path)
+	if err != nil {
+		return ""
+	}
+	return describeRules(rules)
 }
 
 // describeRules names the files a kubeconfig was read from, for messages.

@@ -5,7 +5,10 @@
 // pull specs download are made apart, see package freshimage).
 package images
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 // Image is one of our images: a program from cmd/ packed as /<Program>.
 type Image struct {
@@ -39,16 +42,21 @@ var All = []Image{Pause, TestApp, Webhook}
 // under: a name no registry answers to, so nothing is ever pulled for it.
 const LoadedRegistry = "kubeproof.local"
 
-// registry is where this run's Pods take our images from: LoadedRegistry
-// (the nodes have them) unless the run was given one (UseRegistry).
-var registry = LoadedRegistry
+// registry and tag are where this run's Pods take our images from:
+// LoadedRegistry (the nodes have them) unless the run was given a
+// registry (UseRegistry).
+var (
+	registry = LoadedRegistry
+	tag      string
+)
 
 // UseRegistry makes the Pods of this run take our images from reg (a host
-// and optional path, as `kubeproof image push --registry` puts them there),
-// for clusters whose nodes kubeproof did not load them into.
-func UseRegistry(reg string) {
+// and optional path) at tag, as `kubeproof image push --registry` and a
+// release put them there, for clusters whose nodes kubeproof did not load
+// them into.
+func UseRegistry(reg, imageTag string) {
 	if reg != "" {
-		registry = strings.TrimSuffix(reg, "/")
+		registry, tag = strings.TrimSuffix(reg, "/"), imageTag
 	}
 }
 
@@ -57,19 +65,44 @@ func Registry() string { return registry }
 
 // PodRef is the reference a Pod of this run uses for the image: its loaded
 // name, or its name in the run's registry.
-func (i Image) PodRef() string { return InRegistry(i, registry) }
-
-// InRegistry is the image's name in registry reg.
-func InRegistry(i Image, reg string) string {
-	return reg + strings.TrimPrefix(i.Ref, LoadedRegistry)
+func (i Image) PodRef() string {
+	if registry == LoadedRegistry {
+		return i.Ref
+	}
+	return InRegistry(i, registry, tag)
 }
+
+// Name is the image's name without registry or tag ("testapp").
+func (i Image) Name() string {
+	name, _, _ := strings.Cut(strings.TrimPrefix(i.Ref, LoadedRegistry+"/"), ":")
+	return name
+}
+
+// LoadedTag is the tag the image is built and loaded under ("v1").
+func (i Image) LoadedTag() string {
+	_, t, _ := strings.Cut(strings.TrimPrefix(i.Ref, LoadedRegistry+"/"), ":")
+	return t
+}
+
+// InRegistry is the image's name in registry reg, tagged imageTag: in a
+// registry our images carry the version of the kubeproof they came with,
+// so that nodes that keep an image by its name never run another
+// release's.
+func InRegistry(i Image, reg, imageTag string) string {
+	return strings.TrimSuffix(reg, "/") + "/" + i.Name() + ":" + imageTag
+}
+
+// loadedRef matches a loaded name in a manifest, kubeproof.local/NAME:TAG,
+// as a whole reference: not the tail of a name in another registry
+// (registry.example/kubeproof.local/x), which is left as it is.
+var loadedRef = regexp.MustCompile(`(?m)(^|[^A-Za-z0-9._/-])` + regexp.QuoteMeta(LoadedRegistry) + `/([a-z0-9][a-z0-9._-]*)(:[A-Za-z0-9_][A-Za-z0-9_.-]*)?`)
 
 // Rewrite points the image references in a manifest at the run's registry.
 func Rewrite(manifest []byte) []byte {
 	if registry == LoadedRegistry {
 		return manifest
 	}
-	return []byte(strings.ReplaceAll(string(manifest), LoadedRegistry+"/", registry+"/"))
+	return loadedRef.ReplaceAll(manifest, []byte("${1}"+registry+"/${2}:"+tag))
 }
 
 // Workloads are the images the specs run in Pods: those a cluster

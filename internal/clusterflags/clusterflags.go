@@ -32,6 +32,9 @@ type Values struct {
 	// LoadImages is --load-images (the request's Shape.SkipImageLoad is
 	// its negation).
 	LoadImages bool
+	// Plugin: kubeproof runs as kubectl's plugin (kubectl kubeproof), so
+	// the cluster it means is kubectl's current context.
+	Plugin bool
 }
 
 // Flag is one flag of the table.
@@ -71,9 +74,9 @@ var (
 		bind: func(fs *pflag.FlagSet, n, u string, v *Values) {
 			fs.StringVar(&v.Kind.DebianMirror, n, os.Getenv("KUBEPROOF_DEBIAN_MIRROR"), u)
 		}}
-	Kubeconfig = Flag{Name: "kubeconfig", Provider: "kubeconfig", Global: true, Usage: "kubeconfig of an existing cluster (kubeconfig provider; default: as kubectl, $KUBECONFIG then ~/.kube/config)",
+	Kubeconfig = Flag{Name: "kubeconfig", Provider: "kubeconfig", Global: true, Usage: "kubeconfig of an existing cluster: given, the run checks that cluster (kubeconfig provider; default: as kubectl, $KUBECONFIG then ~/.kube/config)",
 		bind: func(fs *pflag.FlagSet, n, u string, v *Values) { fs.StringVar(&v.Existing.Kubeconfig, n, "", u) }}
-	Context = Flag{Name: "context", Provider: "kubeconfig", Global: true, Usage: "kubeconfig context (kubeconfig provider)",
+	Context = Flag{Name: "context", Provider: "kubeconfig", Global: true, Usage: "kubeconfig context: given, the run checks that cluster (kubeconfig provider; default: the current context)",
 		bind: func(fs *pflag.FlagSet, n, u string, v *Values) { fs.StringVar(&v.Existing.Context, n, "", u) }}
 	Disposable = Flag{Name: "disposable", Provider: "kubeconfig", Global: true, Usage: "nobody else uses the existing cluster: also run the specs that add Nodes, label real ones, compact etcd or bind roles in default (kubeconfig provider)",
 		bind: func(fs *pflag.FlagSet, n, u string, v *Values) { fs.BoolVar(&v.Existing.Disposable, n, false, u) }}
@@ -100,12 +103,12 @@ var (
 		bind: func(fs *pflag.FlagSet, n, u string, v *Values) { fs.BoolVar(&v.LoadImages, n, true, u) }}
 
 	Provider = Flag{Name: "provider", Global: true, usage: providerUsage,
-		bind: func(fs *pflag.FlagSet, n, u string, v *Values) { fs.StringVar(&v.Request.Provider, n, "local", u) }}
+		bind: func(fs *pflag.FlagSet, n, u string, v *Values) { fs.StringVar(&v.Request.Provider, n, "", u) }}
 	CacheDir = Flag{Name: "cache-dir", Global: true, Usage: "where built binaries and images are cached ($KUBEPROOF_CACHE_DIR)",
 		bind: func(fs *pflag.FlagSet, n, u string, v *Values) {
 			fs.StringVar(&v.Shape.CacheDir, n, provision.DefaultCacheDir(), u)
 		}}
-	ImageRegistry = Flag{Name: "image-registry", Usage: "registry the nodes pull the images the specs run from (host[:port][/path]); run pushes what is missing there first, up only sets the nodes up for it",
+	ImageRegistry = Flag{Name: "image-registry", Usage: "registry the nodes pull the images the specs run from (host[:port][/path]); run pushes what is missing there first, up only sets the nodes up for it (default, for a cluster kubeproof did not make: $KUBEPROOF_IMAGE_REGISTRY, else the registry the release published them to, pulled from and never pushed to)",
 		bind: func(fs *pflag.FlagSet, n, u string, v *Values) { fs.StringVar(&v.Shape.ImageRegistry, n, "", u) }}
 	InsecureRegistry = Flag{Name: "insecure-registry", Usage: "--image-registry speaks plain HTTP (the nodes' containerd gets a mirror for it; on kind, a registry on 127.0.0.1 is reached at the nodes' gateway)",
 		bind: func(fs *pflag.FlagSet, n, u string, v *Values) { fs.BoolVar(&v.Shape.InsecureRegistry, n, false, u) }}
@@ -150,15 +153,20 @@ func AddShape(fs *pflag.FlagSet, v *Values, kubernetesHelp, etcdHelp string) {
 	}
 }
 
-// Build is the request the flags make: a flag the provider would not
-// read is refused (given says which flags the user gave), --component-arg
-// is parsed and the admission configuration read.
-func (v Values) Build(given func(name string) bool) (provision.Request, error) {
+// Build is the request the flags make: the provider chosen (Choose), a
+// flag it would not read refused (given says which flags the user gave),
+// --component-arg parsed, the admission configuration read, and for a
+// cluster kubeproof did not make, the registry of its published images.
+func (v *Values) Build(given func(name string) bool) (provision.Request, error) {
+	v.Choose(given)
 	p, err := provision.Lookup(v.Request.Provider)
 	if err != nil {
 		return provision.Request{}, err
 	}
-	if err := Refuse(p, given); err != nil {
+	if err := Refuse(p, v.Why, given); err != nil {
+		return provision.Request{}, err
+	}
+	if err := p.Usable(); err != nil {
 		return provision.Request{}, err
 	}
 	r := v.Request
@@ -173,17 +181,54 @@ func (v Values) Build(given func(name string) bool) (provision.Request, error) {
 		}
 	}
 	r.Shape.SkipImageLoad = !v.LoadImages
+	if !p.Makes && r.Shape.ImageRegistry == "" {
+		r.Existing.Published = provision.PublishedImages()
+	}
 	return r, nil
+}
+
+// Choose settles which provider the flags mean, and says why: --provider
+// when given; else the cluster that exists, kubectl's current context,
+// when kubeproof runs as kubectl's plugin or is given --kubeconfig or
+// --context, as kubectl and the tools beside it take it; else a local
+// cluster, kubeproof's own job.
+//
+// The provider's flag defaults to nothing, so a provider already set was
+// named; Choose is the same when called again.
+func (v *Values) Choose(given func(name string) bool) {
+	switch {
+	case v.Request.Provider != "":
+		// Named by --provider, or by the command (bench's --providers),
+		// or chosen already.
+		if v.Why == "" {
+			v.Why = "--" + Provider.Name + " " + v.Request.Provider
+		}
+	case v.Plugin:
+		v.Request.Provider, v.Why = provision.ExistingProvider, "invoked as kubectl kubeproof"
+	case given(Kubeconfig.Name):
+		v.Request.Provider, v.Why = provision.ExistingProvider, "--"+Kubeconfig.Name+" given"
+	case given(Context.Name):
+		v.Request.Provider, v.Why = provision.ExistingProvider, "--"+Context.Name+" given"
+	default:
+		v.Request.Provider, v.Why = provision.DefaultProvider, "the default without --provider, --kubeconfig or --context"
+	}
 }
 
 // Refuse returns a usage error for the first flag given that the provider
 // would not read: an option of another provider, or a shape for a
 // provider that uses an existing cluster. A flag is never silently
-// ignored.
-func Refuse(p provision.Provider, given func(name string) bool) error {
+// ignored. why says why the provider was chosen, when the user did not
+// name it.
+func Refuse(p provision.Provider, why string, given func(name string) bool) error {
+	about := p.Summary
+	var chosen string
+	if why != "" && !strings.HasPrefix(why, "--"+Provider.Name) {
+		chosen = fmt.Sprintf("chosen because %s: --%s names another", why, Provider.Name)
+		about += "; " + chosen
+	}
 	for _, f := range All {
 		if f.Provider != "" && f.Provider != p.Name && given(f.Name) {
-			return exitcode.Errorf(exitcode.Usage, "--%s is not for the %s provider (%s)", f.Name, p.Name, p.Summary)
+			return exitcode.Errorf(exitcode.Usage, "--%s is not for the %s provider (%s)", f.Name, p.Name, about)
 		}
 	}
 	if p.Makes {
@@ -191,7 +236,11 @@ func Refuse(p provision.Provider, given func(name string) bool) error {
 	}
 	for _, f := range All {
 		if f.Shapes && given(f.Name) {
-			return exitcode.Errorf(exitcode.Usage, "--%s shapes a cluster kubeproof makes; the %s provider uses an existing one", f.Name, p.Name)
+			msg := fmt.Sprintf("--%s shapes a cluster kubeproof makes; the %s provider uses an existing one", f.Name, p.Name)
+			if chosen != "" {
+				msg += " (" + chosen + ")"
+			}
+			return exitcode.Errorf(exitcode.Usage, "%s", msg)
 		}
 	}
 	return nil
@@ -217,7 +266,7 @@ func providerUsage() string {
 	for _, p := range provision.Providers() {
 		parts = append(parts, fmt.Sprintf("%s (%s)", p.Name, p.Summary))
 	}
-	return "cluster provider: " + strings.Join(parts, ", ")
+	return "cluster provider: " + strings.Join(parts, ", ") + " (default: kubeconfig, kubectl's current context, when run as kubectl kubeproof or given --kubeconfig or --context; else local)"
 }
 
 // withoutUsage lists the components providers can leave out.

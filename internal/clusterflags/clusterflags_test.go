@@ -51,7 +51,7 @@ func TestRefuse(t *testing.T) {
 		{makes, []string{"apiserver-port", "pod-cidr", "name"}, ""},
 		{makes, []string{"context"}, "--context is not for the local provider (processes on this machine)"},
 	} {
-		err := Refuse(c.reg, given(c.flags...))
+		err := Refuse(c.reg, "--provider "+c.reg.Name, given(c.flags...))
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s %v: %v", c.reg.Name, c.flags, err)
@@ -102,5 +102,98 @@ func TestNamesOnce(t *testing.T) {
 		if f.bind == nil && f.Name != KubernetesVersion.Name && f.Name != EtcdVersion.Name {
 			t.Errorf("flag %q sets nothing", f.Name)
 		}
+	}
+}
+
+// The cluster a user means: --provider when given; kubectl's current
+// context for kubectl's plugin and for --kubeconfig or --context alone;
+// a local cluster otherwise. Each says why, and a flag the chosen provider
+// would not read says why that provider was chosen.
+func TestChoose(t *testing.T) {
+	t.Setenv(provision.RegistryEnv, "")
+	for _, c := range []struct {
+		plugin       bool
+		args         []string
+		provider     string
+		why          string
+		refusal      string
+		publishedReg string
+	}{
+		{args: nil, provider: "local", why: "the default without --provider, --kubeconfig or --context"},
+		{args: []string{"--provider", "kind"}, provider: "kind", why: "--provider kind"},
+		{args: []string{"--kubeconfig", "/k"}, provider: "kubeconfig", why: "--kubeconfig given"},
+		{args: []string{"--context", "c"}, provider: "kubeconfig", why: "--context given"},
+		{plugin: true, provider: "kubeconfig", why: "invoked as kubectl kubeproof"},
+		{plugin: true, args: []string{"--provider", "local"}, provider: "local", why: "--provider local"},
+		{args: []string{"--provider", "local", "--kubeconfig", "/k"},
+			refusal: "--kubeconfig is not for the local provider (processes on this machine)"},
+		{plugin: true, args: []string{"--etcd-members", "3"},
+			refusal: "--etcd-members is not for the kubeconfig provider (an existing cluster; chosen because invoked as kubectl kubeproof: --provider names another)"},
+		{args: []string{"--kubeconfig", "/k", "--pod-cidr", "10.9.0.0/16"},
+			refusal: "--pod-cidr shapes a cluster kubeproof makes; the kubeconfig provider uses an existing one (chosen because --kubeconfig given: --provider names another)"},
+	} {
+		var v Values
+		v.Plugin = c.plugin
+		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+		AddGlobal(fs, &v)
+		AddShape(fs, &v, "k", "e")
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		r, err := v.Build(func(n string) bool { return fs.Lookup(n).Changed })
+		if c.refusal != "" {
+			if err == nil || err.Error() != c.refusal || exitcode.Of(err) != exitcode.Usage {
+				t.Errorf("plugin=%v %v: got %v, want the usage error %q", c.plugin, c.args, err, c.refusal)
+			}
+			continue
+		}
+		if err != nil || r.Provider != c.provider || r.Why != c.why {
+			t.Errorf("plugin=%v %v: got %q (%q), %v; want %q (%q)", c.plugin, c.args, r.Provider, r.Why, err, c.provider, c.why)
+		}
+		// Commands build the request more than once (matrix, down --all).
+		if again, err := v.Build(func(n string) bool { return fs.Lookup(n).Changed }); err != nil || again.Provider != r.Provider || again.Why != r.Why {
+			t.Errorf("plugin=%v %v again: got %q (%q), %v", c.plugin, c.args, again.Provider, again.Why, err)
+		}
+	}
+	// A command that names the provider itself (bench's --providers).
+	var v Values
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	AddGlobal(fs, &v)
+	AddShape(fs, &v, "k", "e")
+	v.Plugin, v.Request.Provider, v.Why = true, "kind", "--providers kind"
+	if r, err := v.Build(func(n string) bool { return fs.Lookup(n).Changed }); err != nil || r.Provider != "kind" {
+		t.Errorf("bench's kind: got %q, %v", r.Provider, err)
+	}
+}
+
+// A cluster kubeproof did not make pulls the images from where they are
+// published ($KUBEPROOF_IMAGE_REGISTRY here; a release names its own) when
+// the run pushes none; --image-registry pushes there instead, and a
+// cluster kubeproof makes has them loaded.
+func TestPublishedImages(t *testing.T) {
+	t.Setenv(provision.RegistryEnv, "127.0.0.1:5999/kp/")
+	build := func(args ...string) provision.Request {
+		t.Helper()
+		var v Values
+		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+		AddGlobal(fs, &v)
+		AddShape(fs, &v, "k", "e")
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		r, err := v.Build(func(n string) bool { return fs.Lookup(n).Changed })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if reg, _, push, from := build("--kubeconfig", "/k").Images(); reg != "127.0.0.1:5999/kp" || push || from != "$"+provision.RegistryEnv {
+		t.Errorf("kubeconfig: %q push=%v from %q", reg, push, from)
+	}
+	if reg, _, push, from := build("--kubeconfig", "/k", "--image-registry", "127.0.0.1:5998/x").Images(); reg != "127.0.0.1:5998/x" || !push || from != "--image-registry" {
+		t.Errorf("--image-registry: %q push=%v from %q", reg, push, from)
+	}
+	if reg, _, _, _ := build().Images(); reg != "" {
+		t.Errorf("local: pulls from %q, want its images loaded", reg)
 	}
 }

@@ -20,11 +20,14 @@ func lacks(info *cluster.Info, needs []cluster.Capability) cluster.Capability {
 }
 
 // byReading decides a claim whose own reading needs what the cluster
-// lacks by the first of its other readings the cluster can give whose
-// expectations all hold: what it sees confirms the sentence. One that does
-// not hold refutes nothing (a field manager or an Event is a client's word
-// for what it did, and a client may word it otherwise): the claim stays
-// not checkable (own), its reason saying what the reading saw.
+// lacks by the first of its other readings the cluster can give that
+// decides it: one whose expectations all hold confirms the sentence; one
+// whose expectations do not hold refutes it only if it observes the fact
+// at the sentence's strength (claims.Reading.Refutes). A reading that reads
+// only a sign of the fact (a field manager or an Event is a client's word
+// for what it did, and a client may word it otherwise) refutes nothing:
+// the next reading is tried, and with none left the claim stays not
+// checkable (own), its reason saying what each reading saw.
 func byReading(c claims.Claim, own Result, specs map[string]SpecResult, info *cluster.Info) Result {
 	var saw []string
 	for _, reading := range c.Readings {
@@ -32,17 +35,18 @@ func byReading(c claims.Claim, own Result, specs map[string]SpecResult, info *cl
 			continue
 		}
 		r := judgeFacts(c.As(reading), specs, info)
-		switch r.Verdict {
-		case Confirmed, Error:
+		by := fmt.Sprintf("by its reading %s, as the cluster lacks %s (%s): ", reading.Name, lacks(info, c.Requires), reading.Sees)
+		switch {
+		case r.Verdict == Confirmed || r.Verdict == Error || (r.Verdict == Refuted && reading.Refutes):
 			r.Claim, r.Reading = c, reading.Name
-			r.Reason = fmt.Sprintf("by its reading %s, as the cluster lacks %s (%s): %s", reading.Name, lacks(info, c.Requires), reading.Sees, r.Reason)
+			r.Reason = by + r.Reason
 			return r
-		case Refuted:
+		case r.Verdict == Refuted:
 			var seen []string
 			for _, o := range failing(r.Observations) {
 				seen = append(seen, fmt.Sprintf("%s = %s where the reading wants %s", o.Evidence, show(o.Observed), o.Want))
 			}
-			saw = append(saw, fmt.Sprintf("its reading %s (%s) did not confirm it, which refutes nothing: %s", reading.Name, reading.Sees, strings.Join(seen, "; ")))
+			saw = append(saw, fmt.Sprintf("its reading %s (%s) did not confirm it, which refutes nothing (it reads a sign of the fact, not the fact): %s", reading.Name, reading.Sees, strings.Join(seen, "; ")))
 		}
 	}
 	if len(saw) > 0 {

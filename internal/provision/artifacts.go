@@ -100,25 +100,66 @@ func buildWorkloads(cacheDir string) ([]imagebuild.Built, error) {
 	return out, nil
 }
 
-// PushWorkloads pushes the images the specs run to registry, saying what
-// it did for each.
-func PushWorkloads(ctx context.Context, cacheDir, registry string, insecure bool, pr *progress.Printer) error {
+// PushWorkloads pushes the images the specs run to registry, tagged tag,
+// for this machine's architecture, saying what it did for each.
+func PushWorkloads(ctx context.Context, cacheDir, registry, tag string, insecure bool, pr *progress.Printer) error {
 	built, err := buildWorkloads(cacheDir)
 	if err != nil {
 		return err
 	}
 	for _, b := range built {
-		ref, pushed, err := b.Push(ctx, registry, insecure)
+		ref, pushed, err := b.Push(ctx, registry, tag, insecure)
 		if err != nil {
 			return err
 		}
-		state := "already there"
-		if pushed {
-			state = "pushed"
-		}
-		pr.Infof("%s %s (%s)", ref, state, b.Digest)
+		pr.Infof("%s %s (%s)", ref, pushedOrThere(pushed), b.Digest)
 	}
 	return nil
+}
+
+// Publish says which images go where, and for which platforms.
+type Publish struct {
+	Registry string
+	Tag      string
+	Insecure bool
+	// Arches are the linux architectures, each image an index of them.
+	Arches []string
+	// Programs holds each architecture's programs in linux_<arch>/ (as the
+	// release build lays them out); empty: each found as ProgramsFor finds
+	// it (beside this binary, or built from the module source).
+	Programs string
+}
+
+// PublishWorkloads pushes the images the specs run as multi-platform
+// indexes, as a release publishes them, saying what it did for each.
+func PublishWorkloads(ctx context.Context, p Publish, pr *progress.Printer) error {
+	dirs := map[string]string{}
+	for _, arch := range p.Arches {
+		if p.Programs != "" {
+			dirs[arch] = filepath.Join(p.Programs, "linux_"+arch)
+			continue
+		}
+		dir, err := imagebuild.ProgramsFor(ctx, arch)
+		if err != nil {
+			return err
+		}
+		dirs[arch] = dir
+	}
+	for _, img := range images.Workloads {
+		ref, digest, pushed, err := imagebuild.PushPlatforms(ctx, img, dirs, p.Registry, p.Tag, p.Insecure)
+		if err != nil {
+			return err
+		}
+		pr.Infof("%s %s (%s; linux/%s)", ref, pushedOrThere(pushed), digest, strings.Join(p.Arches, ", linux/"))
+	}
+	return nil
+}
+
+func pushedOrThere(pushed bool) string {
+	if pushed {
+		return "pushed"
+	}
+	return "already there"
 }
 
 // NodeImage makes kind's node image (or finds it, tagged by a digest of its

@@ -13,6 +13,7 @@ package provision
 
 import (
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -40,6 +41,8 @@ type (
 	Local = config.Local
 	// Kind are the kind provider's options.
 	Kind = config.Kind
+	// Published names the registry of kubeproof's published images.
+	Published = config.Published
 	// InCluster is what a run outside the cluster tells the run it starts
 	// in a Pod there (Existing.InCluster).
 	InCluster = config.InCluster
@@ -84,6 +87,10 @@ type Provider struct {
 	// Optional are the components a cluster can be made without
 	// (Shape.Without).
 	Optional []string
+	// Linux: the provider runs its clusters on this machine with Linux's
+	// namespaces, cgroups and mounts (or a Docker of its own), so it
+	// refuses other systems.
+	Linux bool
 
 	new  func(Options) (cluster.Provider, error)
 	open cluster.Opener
@@ -93,7 +100,7 @@ type Provider struct {
 // a package under internal/provision/internal (docs/architecture.md).
 var providers = []Provider{
 	{
-		Name: local.ProviderName, Summary: "processes on this machine", Makes: true, Optional: local.Optional,
+		Name: local.ProviderName, Summary: "processes on this machine", Makes: true, Optional: local.Optional, Linux: true,
 		new: func(o Options) (cluster.Provider, error) {
 			return local.New(local.Config{Shape: o.Shape, APIServerPort: o.Local.APIServerPort, EtcdMembers: o.Local.EtcdMembers,
 				AdmissionConfig: o.Local.AdmissionConfig, Progress: o.Progress})
@@ -101,7 +108,7 @@ var providers = []Provider{
 		open: func(info *cluster.Info) (cluster.Provider, error) { return local.Open(info.Name) },
 	},
 	{
-		Name: kind.ProviderName, Summary: "Docker containers, made with kind", Makes: true, Optional: kind.Optional,
+		Name: kind.ProviderName, Summary: "Docker containers, made with kind", Makes: true, Optional: kind.Optional, Linux: true,
 		new: func(o Options) (cluster.Provider, error) {
 			return kind.New(kind.Config{Shape: o.Shape, Workers: o.Kind.Workers, NodeImage: o.Kind.NodeImage,
 				DebianMirror: o.Kind.DebianMirror, Progress: o.Progress})
@@ -160,11 +167,34 @@ func Lookup(name string) (Provider, error) {
 	return Provider{}, exitcode.Errorf(exitcode.Usage, "unknown provider %q (known: %s)", name, strings.Join(Names(), ", "))
 }
 
+// The providers a request names when the user named none (see
+// clusterflags): a cluster that exists is kubectl's current context, and
+// kubeproof's own job without a kubeconfig is a local cluster.
+const (
+	ExistingProvider = kubeconfig.ProviderName
+	DefaultProvider  = local.ProviderName
+)
+
+// goos is the system kubeproof runs on (tests pretend another).
+var goos = runtime.GOOS
+
+// Usable refuses, in one line, a provider that cannot run here.
+func (p Provider) Usable() error {
+	if p.Linux && goos != "linux" {
+		return exitcode.Errorf(exitcode.Usage, "the %s provider (%s) needs Linux, not %s: check a cluster through its kubeconfig (--kubeconfig, --context, or kubectl kubeproof for kubectl's current context)",
+			p.Name, p.Summary, goos)
+	}
+	return nil
+}
+
 // Request names a cluster: the provider and what it is made with. The
 // engine and the tools on it pass it on and change what they must (a
 // fault's shape, a release to bench) before making the provider.
 type Request struct {
 	Provider string
+	// Why says why this cluster: the flag that named it, or the rule that
+	// chose it ("invoked as kubectl kubeproof"); a run says it first.
+	Why string
 	Options
 }
 
@@ -172,6 +202,9 @@ type Request struct {
 func (r Request) New() (cluster.Provider, error) {
 	p, err := Lookup(r.Provider)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.Usable(); err != nil {
 		return nil, err
 	}
 	if r.Progress == nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/contract/images"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/provision"
 	"github.com/kubeproof/kubeproof/internal/report"
@@ -54,16 +55,25 @@ func Run(ctx context.Context, plan Plan) (rep report.Report, err error) {
 	pr := Printer()
 	req := plan.Cluster
 	req.Shape.Ephemeral = !plan.Keep
+	// First, which cluster and why: a kubectl plugin that checked another
+	// cluster than the user meant must say so before it does anything.
+	pr.Infof("cluster: %s", req.Describe())
 	p, err := newProvider(ctx, req, pr)
 	if err != nil {
 		return rep, err
 	}
-	// The registry first: one that cannot take our images fails the run
-	// before a cluster is made.
-	if req.Shape.ImageRegistry != "" && !plan.ImagesPushed {
-		if err := provision.PushWorkloads(ctx, req.Shape.CacheDir, req.Shape.ImageRegistry, req.Shape.InsecureRegistry, pr); err != nil {
+	registry, tag, push, from := req.Images()
+	switch {
+	case push && !plan.ImagesPushed:
+		// The registry first: one that cannot take our images fails the
+		// run before a cluster is made.
+		if err := provision.PushWorkloads(ctx, req.Shape.CacheDir, registry, tag, req.Shape.InsecureRegistry, pr); err != nil {
 			return rep, err
 		}
+	case push:
+		pr.Infof("images: the nodes pull %s from %s (pushed by the run outside the cluster)", workloadRefs(registry, tag), registry)
+	case registry != "":
+		pr.Infof("images: the nodes pull %s from %s (%s)", workloadRefs(registry, tag), registry, from)
 	}
 	info, down, removes, err := ClusterFor(ctx, req, p, plan.Keep)
 	if err != nil {
@@ -76,7 +86,7 @@ func Run(ctx context.Context, plan Plan) (rep report.Report, err error) {
 		}
 	}()
 	// The spec processes take our images from there (cluster.json).
-	info.PullsFrom(req.Shape.ImageRegistry, false)
+	info.PullsFrom(registry, tag, false)
 	if err := preflight(ctx, info, pr); err != nil {
 		return rep, err
 	}
@@ -141,4 +151,13 @@ func reportFiles(dir string) []string {
 		}
 	}
 	return out
+}
+
+// workloadRefs names the images the specs run, in registry at tag.
+func workloadRefs(registry, tag string) string {
+	var refs []string
+	for _, img := range images.Workloads {
+		refs = append(refs, images.InRegistry(img, registry, tag))
+	}
+	return strings.Join(refs, " and ")
 }

@@ -15,13 +15,13 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/kubeproof/kubeproof/contract/childproc"
 	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/kube/metrics"
 )
@@ -169,7 +169,7 @@ func (c *Client) flags(args ...string) []string {
 func (c *Client) get(ctx context.Context, key string, mode ...string) ([]KeyValue, int64, error) {
 	args := c.flags(append([]string{"get", key, "-w", "json"}, mode...)...)
 	cmd := exec.CommandContext(ctx, c.access.Etcdctl, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // dies with the spec process
+	cmd.SysProcAttr = childproc.Attr() // dies with the spec process
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -14,8 +14,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/kubeproof/kubeproof/contract/childproc"
 )
 
 // Runner runs one kubectl binary with one kubeconfig.
@@ -77,8 +78,8 @@ func (k Runner) command(ctx context.Context, args ...string) *exec.Cmd {
 	}
 	cmd := exec.CommandContext(ctx, k.Path, append(full, args...)...)
 	// kubectl dies with the spec process that runs it: a run killed
-	// outright (SIGKILL) must leave no kubectl behind.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// outright (SIGKILL) must leave no kubectl behind (on Linux; see childproc).
+	cmd.SysProcAttr = childproc.Attr()
 	// kubectl must not pick up the user's own configuration when the run
 	// has its own; without one it follows the user's, as we do. $KUBECONFIG
 	// rather than --kubeconfig: it may be a list of files.

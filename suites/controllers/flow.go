@@ -45,6 +45,7 @@ var _ = ginkgo.Describe("Deployment controllers", func() {
 			})
 			dep, err := f.Client.AppsV1().Deployments(f.Namespace).Get(ctx, deploymentName, metav1.GetOptions{})
 			framework.ExpectNoError(err, "read the Deployment")
+			recordDeploymentManagers(dep)
 			rsEv := replicaSetEvidence{Created: ok}
 			var rs *appsv1.ReplicaSet
 			for _, r := range latestReplicaSets(rss) {
@@ -120,6 +121,7 @@ var _ = ginkgo.Describe("Deployment controllers", func() {
 			if podsNow(bound).bound < 3 {
 				framework.Unmet("kube-scheduler", "the 3 Pods were bound to nodes", fmt.Sprintf("%d within %s", podsNow(bound).bound, framework.Timeout.Bind))
 			}
+			recordScheduled(ctx, events, created)
 			if auditLog != nil {
 				recordBindings(ctx, f, auditLog, from)
 			}

@@ -85,6 +85,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 			}
 			framework.Saw("kube-scheduler", "bound the Pod of pod.yaml to a node")
 			node := b.Pod.Spec.NodeName
+			recordSchedulerEvent(ctx, podEvents, podName)
 			if auditLog != nil {
 				recordBinding(ctx, f, auditLog, from, node)
 			}

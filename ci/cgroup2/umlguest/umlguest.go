@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package umlguest runs a command on a cgroup v2 Linux that runs as a
 // process of this machine: Debian's user-mode-linux kernel, booted with this
 // machine's root as a read-only hostfs. It is how kubeproof proves its

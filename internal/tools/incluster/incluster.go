@@ -57,7 +57,8 @@ type Options struct {
 	// RunID names the run inside: the Ginkgo seed its Args give, the value
 	// of the ownership label on everything it and this run make.
 	RunID string
-	// Tag is the tag of kubeproof's image in the registry (its version).
+	// Tag is the tag of kubeproof's images in the registry: its version
+	// as an image tag (buildinfo.ImageTag).
 	Tag string
 }
 
@@ -97,15 +98,18 @@ func Run(ctx context.Context, o Options) (rep report.Report, err error) {
 	// kubeproof's image reaches the nodes through the registry, or is
 	// loaded into the nodes of a cluster kubeproof made, beside its other
 	// images.
+	// Both carry the CLI's version as their tag (o.Tag), as a release
+	// publishes them; the run inside takes the images the specs run at
+	// that tag (it is the same kubeproof).
 	registry := req.Shape.ImageRegistry
 	push := func() (image string, err error) {
 		if registry == "" {
 			return "", nil
 		}
-		if err := provision.PushWorkloads(ctx, req.Shape.CacheDir, req.Shape.ImageRegistry, req.Shape.InsecureRegistry, pr); err != nil {
+		if err := provision.PushWorkloads(ctx, req.Shape.CacheDir, registry, o.Tag, req.Shape.InsecureRegistry, pr); err != nil {
 			return "", err
 		}
-		return provision.PushCLIImage(ctx, releases, req.Shape.ImageRegistry, o.Tag, req.Shape.InsecureRegistry, pr)
+		return provision.PushCLIImage(ctx, releases, registry, o.Tag, req.Shape.InsecureRegistry, pr)
 	}
 	// A cluster kubeproof makes is made once the registry took the
 	// images; on one that exists, the user's permissions are asked first,

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command kubeproof-cni is the pod network of kind clusters kubeproof makes
 // (kind's own, kindnet, is not available offline). It runs on every node as
 // a DaemonSet with the host's network: it writes the node's CNI

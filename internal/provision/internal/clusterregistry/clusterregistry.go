@@ -132,7 +132,7 @@ func (s Spec) PushBase(ctx context.Context, programDir, cacheDir string) error {
 	if err != nil {
 		return err
 	}
-	if _, _, err := built.Push(ctx, full+"/"+repository, true); err != nil {
+	if _, _, err := built.Push(ctx, full+"/"+repository, images.TestApp.LoadedTag(), true); err != nil {
 		return exitcode.With(exitcode.ClusterSetup, fmt.Errorf("push the test app's image into the cluster's registry: %w", err))
 	}
 	return nil
@@ -155,7 +155,7 @@ func (s Spec) PullRegistry() cluster.PullRegistry {
 		Shaped: shaped, ShapedRate: s.Rate,
 		ShapedLink: fmt.Sprintf("%s, the registry sending at most %d bytes/s", s.Link, s.Rate),
 		AccessLog:  s.AccessLog,
-		Base:       images.InRegistry(images.TestApp, full+"/"+repository),
+		Base:       images.InRegistry(images.TestApp, full+"/"+repository, images.TestApp.LoadedTag()),
 	}
 }
 

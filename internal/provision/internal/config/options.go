@@ -27,6 +27,10 @@ type Existing struct {
 	// Disposable: the cluster is used by nobody else, so specs that
 	// disturb other users may run.
 	Disposable bool
+	// Published is where the nodes pull kubeproof's images from when the
+	// run pushes none there (no --image-registry): the registry path a
+	// release published them to, tagged with its version.
+	Published Published
 	// InCluster, when set, says that kubeproof runs in a Pod of the
 	// cluster, started by a run outside it (run --in-cluster).
 	InCluster *InCluster
@@ -40,6 +44,14 @@ type InCluster struct {
 	// LoadedImages: the nodes have kubeproof's images loaded (the outer
 	// run's cluster had LoadImage).
 	LoadedImages bool
+}
+
+// Published names a registry path holding kubeproof's published images
+// (host[:port][/path]) and where that name came from.
+type Published struct {
+	Registry string
+	// From says who named it: $KUBEPROOF_IMAGE_REGISTRY, or the release.
+	From string
 }
 
 // Local are the options of the local provider's clusters.

@@ -98,7 +98,7 @@ func UnmountUnder(dirs ...string) []error {
 	for _, t := range targets {
 		if err := syscall.Unmount(t, 0); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
 			// Still busy: detach it, the kernel frees it once unused.
-			if err := syscall.Unmount(t, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
+			if err := Detach(t); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
 				errs = append(errs, fmt.Errorf("unmount %s: %w", t, err))
 			}
 		}

@@ -26,23 +26,6 @@ import (
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 )
 
-// ProgramDir is where the image programs are looked for: $KUBEPROOF_PROGRAM_DIR,
-// else the directory of the running executable.
-func ProgramDir() (string, error) {
-	if d := os.Getenv("KUBEPROOF_PROGRAM_DIR"); d != "" {
-		return d, nil
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("locate kubeproof executable: %w", err)
-	}
-	exe, err = filepath.EvalSymlinks(exe)
-	if err != nil {
-		return "", fmt.Errorf("locate kubeproof executable: %w", err)
-	}
-	return filepath.Dir(exe), nil
-}
-
 // Build writes img as a docker-archive tarball under cacheDir/images and
 // returns its path. The file name carries a hash of the binary, so an
 // unchanged program is not packed again.
@@ -76,7 +59,12 @@ func Build(img images.Image, programDir, cacheDir string) (string, error) {
 }
 
 func imageFor(img images.Image, binary []byte) (v1.Image, error) {
-	return Compose([][]File{{{Path: "/tmp/", Mode: 0o1777}, {Path: "/" + img.Program, Mode: 0o755, Data: binary}}}, v1.Config{
+	return imageForArch(img, binary, runtime.GOARCH)
+}
+
+// imageForArch is img for linux/arch, holding binary (built for it).
+func imageForArch(img images.Image, binary []byte, arch string) (v1.Image, error) {
+	return ComposeFor(arch, [][]File{{{Path: "/tmp/", Mode: 0o1777}, {Path: "/" + img.Program, Mode: 0o755, Data: binary}}}, v1.Config{
 		Entrypoint: []string{"/" + img.Program},
 		Cmd:        img.Args,
 		Env:        []string{"PATH=/"},
@@ -93,12 +81,17 @@ type File struct {
 	Link string
 }
 
-// Compose makes an image of layers (bottom first) and a configuration.
-// Entries carry no times or owners (root), so equal inputs give equal
-// images.
+// Compose makes an image of layers (bottom first) and a configuration, for
+// linux on this machine's architecture. Entries carry no times or owners
+// (root), so equal inputs give equal images.
 func Compose(layers [][]File, cfg v1.Config) (v1.Image, error) {
+	return ComposeFor(runtime.GOARCH, layers, cfg)
+}
+
+// ComposeFor is Compose for linux/arch.
+func ComposeFor(arch string, layers [][]File, cfg v1.Config) (v1.Image, error) {
 	base, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{
-		Architecture: runtime.GOARCH,
+		Architecture: arch,
 		OS:           "linux",
 		Config:       cfg,
 		RootFS:       v1.RootFS{Type: "layers"},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/contract/images"
+	"github.com/kubeproof/kubeproof/internal/buildinfo"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/pki"
 	"github.com/kubeproof/kubeproof/internal/progress"
@@ -125,7 +126,7 @@ func (p *Provider) Up(ctx context.Context) (info *cluster.Info, err error) {
 	if u.registry != nil {
 		info.ServesPulls(u.registry.PullRegistry())
 	}
-	info.PullsFrom(c.ImageRegistry, !c.SkipImageLoad)
+	info.PullsFrom(c.ImageRegistry, buildinfo.ImageTag(), !c.SkipImageLoad)
 	info.NodeRegistry = u.nodeRegistry
 	if err := info.Save(l.infoFile()); err != nil {
 		return nil, err

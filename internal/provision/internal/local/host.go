@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/kubeproof/kubeproof/internal/provision/internal/hostchange"
 )
@@ -89,7 +88,7 @@ func cleanHostPaths(st *state, l layout, sandboxes []string) []error {
 		return errs
 	}
 	if !st.HostPaths.NetnsWasMount && hostchange.IsMountPoint("/run/netns") && hostchange.DirEmpty("/run/netns") {
-		if err := syscall.Unmount("/run/netns", syscall.MNT_DETACH); err != nil {
+		if err := hostchange.Detach("/run/netns"); err != nil {
 			errs = append(errs, fmt.Errorf("unmount /run/netns: %w", err))
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/contract/images"
+	"github.com/kubeproof/kubeproof/internal/buildinfo"
 	"github.com/kubeproof/kubeproof/internal/debpkg"
 	"github.com/kubeproof/kubeproof/internal/exitcode"
 	"github.com/kubeproof/kubeproof/internal/noproxy"
@@ -269,7 +270,7 @@ func (u *bringUp) finish(begin time.Time) (*cluster.Info, error) {
 	if c.Runs(Registry) {
 		info.ServesPulls(c.registry(l).PullRegistry())
 	}
-	info.PullsFrom(c.ImageRegistry, !c.SkipImageLoad)
+	info.PullsFrom(c.ImageRegistry, buildinfo.ImageTag(), !c.SkipImageLoad)
 	info.NodeRegistry = registryhosts.NodeAddress(c.Shape, c.network().hostIP.String())
 	if err := info.Save(l.infoFile()); err != nil {
 		return nil, err

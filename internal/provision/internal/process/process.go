@@ -6,7 +6,6 @@ package process
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,8 +14,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Record identifies a started process across kubeproof invocations. The start
@@ -144,20 +141,6 @@ func killAndWait(pid, fd int, timeout time.Duration) error {
 	return fmt.Errorf("process %d did not exit %s after SIGKILL", pid, timeout)
 }
 
-// withPidfd runs fn with a pidfd for pid; a process that is already gone is
-// not an error.
-func withPidfd(pid int, fn func(fd int) error) error {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		if errors.Is(err, unix.ESRCH) {
-			return nil
-		}
-		return fmt.Errorf("open pidfd for %d: %w", pid, err)
-	}
-	defer unix.Close(fd)
-	return fn(fd)
-}
-
 // signal sends sig to the process group led by pid (our components lead their
 // own session) and to pid itself, in case it moved to another group.
 func signal(pid int, sig syscall.Signal) {
@@ -165,25 +148,6 @@ func signal(pid int, sig syscall.Signal) {
 		_ = syscall.Kill(-pid, sig)
 	}
 	_ = syscall.Kill(pid, sig)
-}
-
-// waitFD waits until the pidfd reports the process ended, or timeout.
-func waitFD(fd int, timeout time.Duration) bool {
-	deadline := time.Now().Add(timeout)
-	for {
-		left := time.Until(deadline)
-		if left < 0 {
-			left = 0
-		}
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		n, err := unix.Poll(fds, int(left.Milliseconds()))
-		if err == nil {
-			return n > 0
-		}
-		if !errors.Is(err, unix.EINTR) || left == 0 {
-			return false
-		}
-	}
 }
 
 // startTime reads field 22 of /proc/PID/stat: the start time in clock ticks
