@@ -126,9 +126,9 @@ e2e-restricted: build
 	$(KUBEPROOF) run --provider local --admission-control-config-file fixtures/admission/podsecurity-restricted.yaml --report-dir $(REPORT_DIR)-restricted $(RUN_FLAGS)
 	$(KUBEPROOF) report diff $(REPORT_DIR) $(REPORT_DIR)-restricted
 
-## e2e-example: the worked example of docs/examples/pod-lifecycle, a
-## document checked from its claims file alone (probes): every testable
-## sentence must be decided on a local cluster
+## e2e-example: the worked examples of docs/examples (pod-lifecycle,
+## deployment-rollout), documents checked from their claims files alone
+## (probes): every testable sentence must be decided on a local cluster
 e2e-example: build
 	ci/example.sh local
 
