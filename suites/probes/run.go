@@ -116,9 +116,10 @@ func runProbe(ctx context.Context, f *framework.Framework, p probe.LoadedProbe) 
 		}
 		if err != nil {
 			if lost := r.clusterLost(ctx); lost != nil {
-				// The spec fails: its claims are in error (an unreachable
-				// cluster), not judged on what a dead connection recorded.
-				r.record()
+				// The spec fails with nothing recorded: its claims are in
+				// error (an unreachable cluster), not judged on what a
+				// dead connection left in the steps and observers.
+				r.discard()
 				framework.ExpectNoError(lost, "probe %s, step %s failed (%v)", p.ID, names[i], err)
 			}
 		}
@@ -147,6 +148,14 @@ func (r *run) record() {
 			continue
 		}
 		framework.RecordProbeEvidence(o.Name, v)
+	}
+	r.obs = nil
+}
+
+// discard stops the observers and records nothing of the probe.
+func (r *run) discard() {
+	for _, ob := range r.obs {
+		ob.Stop()
 	}
 	r.obs = nil
 }
