@@ -41,12 +41,16 @@ type run struct {
 	// started starts again the components a step stopped; restored
 	// restarts as they were those a step restarted with a change.
 	started, restored map[string]func(context.Context) error
+	// down are the components a step stopped and none started again.
+	down map[string]bool
 }
 
 // runProbe runs p in f's namespace: it starts the observers, takes the steps
 // and records the evidence of both. A step that fails (and does not allow
 // failure) stops the probe as an unmet precondition: its claims are not
-// checkable, naming the step, and the evidence seen until then is kept.
+// checkable, naming the step, and the evidence seen until then is kept;
+// unless the API server no longer answers: then the spec fails, and its
+// claims are in error (an unreachable cluster).
 func runProbe(ctx context.Context, f *framework.Framework, p probe.LoadedProbe) {
 	timeout, err := probe.ParseTimeout(p.Timeout, DefaultTimeout)
 	framework.ExpectNoError(err, "probe %s", p.ID)
@@ -66,7 +70,7 @@ func runProbe(ctx context.Context, f *framework.Framework, p probe.LoadedProbe) 
 		return
 	}
 	r := &run{f: f, p: p, obs: map[string]observer.Recorder{}, steps: map[string]probe.StepResult{},
-		started: map[string]func(context.Context) error{}, restored: map[string]func(context.Context) error{}}
+		started: map[string]func(context.Context) error{}, restored: map[string]func(context.Context) error{}, down: map[string]bool{}}
 	r.env = &observer.Env{Client: f.Client, RESTConfig: f.RESTConfig, Namespace: f.Namespace, Cluster: f.Cluster,
 		APITimeout: framework.Timeout.API, AuditTimeout: framework.Timeout.Audit}
 	r.env.Dynamic, err = dynamic.NewForConfig(f.RESTConfig)
@@ -110,6 +114,15 @@ func runProbe(ctx context.Context, f *framework.Framework, p probe.LoadedProbe) 
 				w.AfterStep(ctx, names[i])
 			}
 		}
+		if err != nil {
+			if lost := r.clusterLost(ctx); lost != nil {
+				// The spec fails with nothing recorded: its claims are in
+				// error (an unreachable cluster), not judged on what a
+				// dead connection left in the steps and observers.
+				r.discard()
+				framework.ExpectNoError(lost, "probe %s, step %s failed (%v)", p.ID, names[i], err)
+			}
+		}
 		if err != nil && !s.AllowFailure {
 			r.record()
 			framework.Unmet("probe "+p.ID, "step "+names[i], err.Error())
@@ -135,6 +148,14 @@ func (r *run) record() {
 			continue
 		}
 		framework.RecordProbeEvidence(o.Name, v)
+	}
+	r.obs = nil
+}
+
+// discard stops the observers and records nothing of the probe.
+func (r *run) discard() {
+	for _, ob := range r.obs {
+		ob.Stop()
 	}
 	r.obs = nil
 }
@@ -176,8 +197,11 @@ func (r *run) step(ctx context.Context, s probe.Step) (res stepResult, err error
 	case s.StopComponent != "":
 		// The framework starts it again when the spec ends, if no step did.
 		r.started[s.StopComponent] = r.f.StopComponent(ctx, s.StopComponent)
+		r.down[s.StopComponent] = true
 	case s.StartComponent != "":
-		err = r.started[s.StartComponent](ctx)
+		if err = r.started[s.StartComponent](ctx); err == nil {
+			delete(r.down, s.StartComponent)
+		}
 	case s.RestartComponent != nil:
 		err = r.restartComponent(ctx, s.RestartComponent)
 	case s.RestoreComponent != "":
