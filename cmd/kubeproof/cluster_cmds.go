@@ -45,7 +45,17 @@ func remover(cmd *cobra.Command, o *options) (cluster.Provider, error) {
 		return nil, err
 	}
 	req.Progress = printer()
-	return req.New()
+	p, err := req.New()
+	if err != nil {
+		return nil, err
+	}
+	// Said as run says it: the user learns that a run was killed.
+	if a, ok := p.(cluster.Abandoner); ok {
+		if who, abandoned := a.Abandoned(); abandoned {
+			req.Progress.Infof("the %s cluster here was left by %s, which was killed before it could remove it", p.Name(), who)
+		}
+	}
+	return p, nil
 }
 
 func newUpCommand(o *options) *cobra.Command {
