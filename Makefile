@@ -44,7 +44,7 @@ run: build
 ## the CI recipes under act, the README's quick starts as written; last, the
 ## JUnit reports of those runs read by CI readers' parsers, and a snapshot of
 ## the release checked as its users get it (release-check: the archives,
-## checksums and krew manifest dist-check checked, and more).
+## checksums, the krew manifest, the installed plugin on a cluster, and more).
 # Under make test, release-check's kubeconfig-only run must decide at least
 # RELEASE_MIN_DECIDED percent of the claims: a floor under what it decides
 # today (52%, 129 of 250, with the API readings), so that a reading lost or
