@@ -2,9 +2,7 @@ package falseclaims
 
 import (
 	"bufio"
-	"compress/gzip"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,6 +14,7 @@ import (
 	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/fixtures"
 	"github.com/kubeproof/kubeproof/internal/judge"
+	"github.com/kubeproof/kubeproof/internal/report/realrun"
 	"github.com/kubeproof/kubeproof/internal/runner"
 	"github.com/kubeproof/kubeproof/internal/tools/claimlint"
 )
@@ -256,25 +255,7 @@ func unpack(t *testing.T, kept string) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	in, err := os.Open(filepath.Join(kept, runner.SpecsReportName+".gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	zr, err := gzip.NewReader(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.Create(filepath.Join(dir, runner.SpecsReportName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, zr); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
+	realrun.Gunzip(t, filepath.Join(kept, runner.SpecsReportName+".gz"), filepath.Join(dir, runner.SpecsReportName))
 	info, err := os.ReadFile(filepath.Join(kept, "cluster.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,6 @@
 package trace
 
 import (
-	"compress/gzip"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubeproof/kubeproof/internal/report/realrun"
 	"github.com/kubeproof/kubeproof/kube/audit"
 	"github.com/kubeproof/kubeproof/webhooks"
 )
@@ -23,26 +21,8 @@ import (
 // the traced objects from the harness's.
 func auditEvents(t *testing.T, name, namespace string) []audit.Event {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(t.TempDir(), "audit.log")
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, zr); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
+	realrun.Gunzip(t, filepath.Join("testdata", name), path)
 	events, err := audit.Open(path).Since(0, audit.InNamespace(namespace))
 	if err != nil {
 		t.Fatal(err)
