@@ -2,10 +2,10 @@
 // environment names. A CI runner or a laptop behind a company proxy sets
 // HTTP_PROXY and HTTPS_PROXY; Go's clients (kubeproof's own, client-go's,
 // the registry pushes) and the components kubeproof starts (containerd
-// pulling from the registry beside the cluster, the kubelet, kind's Docker
-// engine) would then send requests for the cluster's own addresses (the
-// node's link, Pod and Service ranges) to that proxy, off this machine,
-// where they must never go. NO_PROXY lists them, before any client reads
+// pulling from the registry beside the cluster, the kubelet) would then
+// send requests for the addresses of a cluster kubeproof made (the node's
+// link, Pod and Service ranges) to that proxy, off this machine, where they
+// must never go. (kind passes its own network to its nodes' NO_PROXY.) NO_PROXY lists them, before any client reads
 // the environment (Go's reads it once).
 package noproxy
 
@@ -15,10 +15,14 @@ import (
 	"strings"
 )
 
-// Local are the ranges kubeproof's clusters use on this machine: loopback,
-// the local provider's node links, the default Pod and Service ranges, and
-// the private ranges Docker gives its networks (kind's nodes).
-var Local = []string{"localhost", "127.0.0.0/8", "::1", "10.250.0.0/16", "10.244.0.0/16", "10.96.0.0/16", "172.16.0.0/12", "192.168.0.0/16"}
+// Local are the addresses kubeproof uses on this machine whatever the
+// cluster: loopback, and the local provider's node links (10.250.0.0/16),
+// where its nodes, control plane and registries listen. A provider that
+// makes a cluster adds that cluster's own ranges (Exempt) before it starts
+// its components. Nothing else is exempted: a cluster kubeproof did not
+// make is reached as kubectl reaches it, through the proxy if the
+// environment says so.
+var Local = []string{"localhost", "127.0.0.0/8", "::1", "10.250.0.0/16"}
 
 var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"}
 

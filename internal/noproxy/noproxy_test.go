@@ -34,9 +34,10 @@ func TestExemptKeepsTheClustersAddressesOffTheProxy(t *testing.T) {
 		direct bool
 	}{
 		{"http://10.250.0.1:5000/v2/", true}, // the registry beside a local cluster
-		{"http://10.96.0.10:80/", true},      // a ClusterIP
-		{"http://172.18.0.2:6443/", true},    // a kind node
+		{"http://127.0.0.1:6443/", true},     // a kind cluster's API server, published here
 		{"http://corp.example/", true},       // the user's own entry, kept
+		{"http://10.96.0.10:80/", false},     // a range only a local cluster adds (below)
+		{"http://172.18.0.2:6443/", false},   // a cluster kubeproof did not make: as kubectl
 		{"http://203.0.113.7/", false},       // elsewhere: the user's proxy
 	} {
 		u, _ := url.Parse(c.url)
@@ -50,5 +51,12 @@ func TestExemptKeepsTheClustersAddressesOffTheProxy(t *testing.T) {
 	}
 	if n := len(cfg.NoProxy); n == 0 || cfg.NoProxy[:len("corp.example,10.250.0.0/16")] != "corp.example,10.250.0.0/16" {
 		t.Errorf("NO_PROXY = %q: the user's entries first, once each", cfg.NoProxy)
+	}
+
+	// The local provider adds its cluster's ranges before it starts it.
+	Exempt("10.96.0.0/16", "10.244.0.0/16")
+	u, _ := url.Parse("http://10.96.0.10:80/")
+	if p, _ := httpproxy.FromEnvironment().ProxyFunc()(u); p != nil {
+		t.Errorf("a ClusterIP of a local cluster goes through the proxy %v", p)
 	}
 }
