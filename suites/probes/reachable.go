@@ -1,31 +1,40 @@
 package probes
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 )
 
 // reachTimeout bounds the question whether the API server still answers.
 const reachTimeout = 10 * time.Second
 
-// unreachable asks the API server behind c for /readyz and returns why it
-// did not answer, or nil when it answered anything at all (a refusal, a
-// 500 while etcd is down, a 403 on a hardened cluster are answers). It
-// uses a context of its own: a probe whose time ran out still asks.
+// unreachable asks the API server behind c for /readyz until it answers
+// anything at all (a refusal, a 500 while etcd is down, a 403 on a
+// hardened cluster are answers), for reachTimeout, and returns why it did
+// not. It asks again a second after a failed try: a refused connection
+// fails at once, and an API server that restarts (a static Pod, one a
+// kubelet brings back) is away for a moment. It uses a context of its
+// own: a probe whose time ran out still asks.
 func unreachable(ctx context.Context, c rest.Interface) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reachTimeout)
 	defer cancel()
-	_, err := c.Get().AbsPath("/readyz").DoRaw(ctx)
-	var st apierrors.APIStatus
-	if err == nil || errors.As(err, &st) {
+	var last error
+	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		_, last = c.Get().AbsPath("/readyz").DoRaw(ctx)
+		var st apierrors.APIStatus
+		return last == nil || errors.As(last, &st), nil
+	})
+	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("the API server did not answer GET /readyz within %s: %w", reachTimeout, err)
+	return fmt.Errorf("the API server did not answer GET /readyz within %s: %w", reachTimeout, cmp.Or(last, err))
 }
 
 // clusterLost says, once a step failed, whether the cluster itself stopped
