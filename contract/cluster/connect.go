@@ -12,6 +12,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
+
 	// The auth-provider plugins kubectl has (oidc; gcp and azure, which
 	// now only say they were removed): a kubeconfig whose user names one
 	// works here as it does with kubectl.
@@ -59,6 +60,11 @@ func RESTConfig(path, kubeContext string) (*rest.Config, error) {
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
 	switch {
 	case clientcmd.IsEmptyConfig(err):
+		// kubectl skips a file $KUBECONFIG names that does not exist: say
+		// which, rather than that there is no $KUBECONFIG.
+		if env := os.Getenv(clientcmd.RecommendedConfigPathEnvVar); path == "" && env != "" {
+			return nil, kubeconfigErrorf("no kubeconfig: $KUBECONFIG names %s, and none of it exists", env)
+		}
 		return nil, kubeconfigErrorf("no kubeconfig: none named, no $KUBECONFIG and no ~/.kube/config")
 	case err != nil:
 		return nil, kubeconfigErrorf("kubeconfig %s is invalid: %v", describeRules(rules), err)
