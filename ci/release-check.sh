@@ -59,7 +59,7 @@ step() { echo "== $* ($SECONDS s)"; }
 go build -o "$work/releasecheck" ./ci/releasecheck
 
 step "1. a local cluster without kubeproof's images, pulling from $registry"
-"$kp" up --name "$name" --apiserver-port 7843 --pod-cidr 10.243.0.0/16 --service-cidr 10.104.0.0/16 \
+"$kp" up --name "$name" --apiserver-port 7943 --pod-cidr 10.243.0.0/16 --service-cidr 10.106.0.0/16 \
   --image-registry "$registry" --insecure-registry --load-images=false
 eval "$("$kp" env --name "$name")"
 # The run reaches the cluster through its kubeconfig alone.
