@@ -43,7 +43,9 @@ func newRunCommand(o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the suites: bring the cluster up if needed, run every spec, write reports, bring it down",
-		Long: `run checks the cluster the provider names. With the local provider it brings the
+		Long: `run checks the cluster the provider names. Without --provider: kubectl's current
+context when run as kubectl kubeproof or given --kubeconfig or --context, else a local
+cluster; the first line says which and why. With the local provider it brings the
 cluster up first unless it is already up, and removes it afterwards unless --keep is
 given (a cluster that was already up is left as it was). Reports go to --report-dir.
 
