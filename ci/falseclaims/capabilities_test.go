@@ -56,6 +56,36 @@ var seenFalse = map[string]map[string]string{
 	},
 }
 
+// effects are, for a step or scope capability, the evidence through which
+// its false claim turns it the other way: a step's own result (steps.NAME)
+// or what the step did, as an observer saw it (PL-PODGC's restarted
+// controller manager deletes the old Pod: older.deleted). A step is in the
+// claim's probe whatever the claim reads, so the probe alone shows nothing;
+// the flipped expectation must read this evidence.
+var effects = map[string]map[string]string{
+	"pod-lifecycle": {
+		"step:restartComponent": "older.deleted",
+		"scope:cluster":         "steadyProc.",
+		"step:restoreComponent": "apiGates.",
+		"step:addComponent":     "otherEvents.",
+		"step:signal":           "lostRuntime.",
+		"step:stdin":            "withCreds.",
+	},
+	"deployment-rollout": {
+		"step:env":   "rs.objects.2.first.args",
+		"step:stdin": "steps.overlap.",
+	},
+}
+
+// readsEffect says whether one of es reads evidence under prefix.
+func readsEffect(es []expect.Expectation, prefix string) bool {
+	return slices.ContainsFunc(es, func(e expect.Expectation) bool {
+		return slices.ContainsFunc([]string{e.Evidence, e.Other(), e.Minus}, func(p string) bool {
+			return p != "" && strings.HasPrefix(p, prefix)
+		})
+	})
+}
+
 // TestEveryCapabilitySeenFalse: each new capability an example's claims use
 // has a claim written to be false that uses it in what it turned the other
 // way (an operator, an observer it reads) or in its probe (a step, the
@@ -86,8 +116,15 @@ func TestEveryCapabilitySeenFalse(t *testing.T) {
 						t.Errorf("%s: no claim %s in false.yaml", capability, id)
 						continue
 					}
-					if !slices.Contains(uses(t, falseCat, falseOwn[i], flipped(falseOwn[i], originals[id])), capability) {
+					turned := flipped(falseOwn[i], originals[id])
+					if !slices.Contains(uses(t, falseCat, falseOwn[i], turned), capability) {
 						t.Errorf("%s does not turn %s the other way", id, capability)
+					}
+					if strings.HasPrefix(capability, "step:") || strings.HasPrefix(capability, "scope:") {
+						effect, ok := effects[example][capability]
+						if !ok || !readsEffect(turned, effect) {
+							t.Errorf("%s: %s turns nothing the other way that the step did (effects names %q)", capability, id, effect)
+						}
 					}
 				}
 			}
