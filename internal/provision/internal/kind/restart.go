@@ -142,7 +142,13 @@ func restartStatic(ctx context.Context, client kubernetes.Interface, cp nodes.No
 		return waitStaticHealthy(ctx, client, name, lease)
 	}
 	if err := put(ctx, changed); err != nil {
-		return nil, fmt.Errorf("restart %s: %w", name, err)
+		// As the local provider does: a change the component does not come
+		// up with is taken back, so the cluster is left as it was (no
+		// restore function is returned to do it later).
+		if back := put(context.WithoutCancel(ctx), orig.Bytes()); back != nil {
+			return nil, fmt.Errorf("restart %s: %w; and as it was: %v", name, err, back)
+		}
+		return nil, fmt.Errorf("restart %s (put back as it was): %w", name, err)
 	}
 	return func(ctx context.Context) error {
 		if err := put(ctx, orig.Bytes()); err != nil {
