@@ -146,7 +146,10 @@ func pullApplies(ctx context.Context, f *framework.Framework, pods, events *obse
 		})
 		p, ok := podstate.PulledDetails(pull.Pulled.Message)
 		if !ok {
-			ginkgo.Fail(fmt.Sprintf("Pod %s's Pulled event states no pull time kubeproof can read: %q", name, pull.Pulled.Message))
+			// Another kubelet's or runtime's wording: the pull's time is
+			// not shown here, which is no harness bug.
+			framework.Unmet("kubelet", "the Pulled event states how long the pull took",
+				fmt.Sprintf("Pod %s's Pulled event: %q", name, pull.Pulled.Message))
 		}
 		s.pulled, s.pullMs = true, framework.Millis(p.Took)
 		out.steps = append(out.steps, s)
