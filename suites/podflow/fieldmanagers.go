@@ -26,6 +26,11 @@ type fieldManagersEvidence struct {
 	// in an earlier change than the first with a status written by a field
 	// manager named kubelet.
 	BoundBeforeKubeletStatus bool `json:"boundBeforeKubeletStatus"`
+	// StoredUnboundThenBound: the Pod's first version in the watch (as it
+	// was created) had no node, and a later one had. The API server lets
+	// no update of a Pod set spec.nodeName, so the node came through it,
+	// by a Binding.
+	StoredUnboundThenBound bool `json:"storedUnboundThenBound"`
 }
 
 var fieldManagers = framework.DeclareEvidence[fieldManagersEvidence]("fieldManagers", specCreate)
@@ -34,11 +39,14 @@ var fieldManagers = framework.DeclareEvidence[fieldManagersEvidence]("fieldManag
 // namespace (every change, from before its creation).
 func recordFieldManagers(events []observe.Event, name string) {
 	bound, kubeletStatus := -1, -1
-	var last *corev1.Pod
+	var first, last *corev1.Pod
 	for i, e := range events {
 		p := framework.PodOf(e)
 		if p == nil || p.Name != name {
 			continue
+		}
+		if first == nil {
+			first = p
 		}
 		last = p
 		if bound < 0 && p.Spec.NodeName != "" {
@@ -48,7 +56,8 @@ func recordFieldManagers(events []observe.Event, name string) {
 			kubeletStatus = i
 		}
 	}
-	ev := fieldManagersEvidence{Managers: []string{}, StatusBy: []string{}, BoundBeforeKubeletStatus: bound >= 0 && kubeletStatus > bound}
+	ev := fieldManagersEvidence{Managers: []string{}, StatusBy: []string{}, BoundBeforeKubeletStatus: bound >= 0 && kubeletStatus > bound,
+		StoredUnboundThenBound: first != nil && first.Spec.NodeName == "" && bound >= 0}
 	if last != nil {
 		for _, m := range last.ManagedFields {
 			if !slices.Contains(ev.Managers, m.Manager) {
