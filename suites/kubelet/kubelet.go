@@ -5,6 +5,7 @@
 package kubelet
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubeproof/kubeproof/contract/cluster"
 	"github.com/kubeproof/kubeproof/contract/images"
@@ -131,8 +133,14 @@ var _ = ginkgo.Describe("Kubelet", func() {
 			volumeGate.Record(gate)
 		})
 
+	// Serial: while the kubelet pulls an image (the Always Pod below, and
+	// its retries), it holds a pull intent for that name, and with
+	// KubeletEnsureSecretPulledImages (on by default since 1.35) any other
+	// Pod of the same image on that node must pull it too, present or not.
+	// Where our image is loaded and no registry has it (kind), such a Pod
+	// of another spec failed with ErrImagePull (seen once in CI).
 	ginkgo.It("image pull policy: defaults by tag, IfNotPresent uses the local image, a missing image fails with an event",
-		framework.Checks(specImages),
+		ginkgo.Serial, framework.Checks(specImages),
 		func(ctx ginkgo.SpecContext) {
 			repo := strings.Split(images.TestApp.PodRef(), ":")[0]
 			policies := map[string]string{}
@@ -203,6 +211,16 @@ var _ = ginkgo.Describe("Kubelet", func() {
 				aev.Outcome, aev.Message = "failed", firstLine(pull.Failed.Message)
 			}
 			alwaysPolicy.Record(aev)
+			// Its retries would go on after the spec (the namespace goes
+			// later): the Serial specs after this one run testapp Pods too.
+			framework.ExpectNoError(f.Client.CoreV1().Pods(f.Namespace).Delete(ctx, "always", metav1.DeleteOptions{}), "delete Pod always")
+			_, gone := framework.Await(ctx, pods, "Pod always to be deleted", framework.Timeout.PodStart, func(es []observe.Event) bool {
+				return slices.ContainsFunc(es, func(e observe.Event) bool {
+					p, ok := e.Object.(*corev1.Pod)
+					return ok && p.Name == "always" && e.Type == watch.Deleted
+				})
+			})
+			gomega.Expect(gone).To(gomega.BeTrue(), "Pod always (imagePullPolicy Always) was not deleted within %s", framework.Timeout.PodStart)
 		})
 
 	ginkgo.It("resources.limits become the container's cgroup limits, read from inside",
