@@ -293,14 +293,16 @@ exit-codes).`,
 }
 
 func newReportDiffCommand() *cobra.Command {
-	var timing bool
+	var opts report.DiffOptions
 	var output string
 	cmd := &cobra.Command{
 		Use:   "diff DIR DIR...",
 		Short: "List the claims whose verdict differs between runs (their report directories)",
 		Long: `diff reads claims.json from each report directory and prints, as a Markdown table, every
 claim whose verdict is not the same in all of them; timing claims, whose verdicts follow
-the machine's load, only with --timing. Exit code 1 when a verdict differs. With -o json,
+the machine's load, only with --timing. With --ignore-not-run, a run that did not run a
+claim's specs is left out of its comparison (runs of different selections). Exit code 1
+when a verdict differs. With -o json,
 the differences as a JSON document (docs/ci.md).`,
 		Args: usageArgs(cobra.MinimumNArgs(2)),
 		RunE: func(cmd *cobra.Command, dirs []string) error {
@@ -311,9 +313,9 @@ the differences as a JSON document (docs/ci.md).`,
 			if err != nil {
 				return err
 			}
-			diffs := report.Diff(runs, timing)
+			diffs := report.Diff(runs, opts)
 			if output == "json" {
-				doc := jsonout.NewDiff(dirs, timing, diffs)
+				doc := jsonout.NewDiff(dirs, opts, diffs)
 				if err := writeJSON(cmd.OutOrStdout(), doc); err != nil {
 					return err
 				}
@@ -326,7 +328,8 @@ the differences as a JSON document (docs/ci.md).`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&timing, "timing", false, "also list timing claims")
+	cmd.Flags().BoolVar(&opts.Timing, "timing", false, "also list timing claims")
+	cmd.Flags().BoolVar(&opts.IgnoreNotRun, "ignore-not-run", false, "compare each claim only among the runs that ran its specs")
 	addOutputFlag(cmd, &output)
 	return cmd
 }

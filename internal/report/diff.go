@@ -22,9 +22,20 @@ type Difference struct {
 	Measured []string `json:"measured,omitempty"`
 }
 
-// Diff lists the claims whose verdict differs between runs, timing claims
-// (whose verdict follows the machine's load) only if asked.
-func Diff(runs []Report, timing bool) []Difference {
+// DiffOptions say which verdicts Diff compares.
+type DiffOptions struct {
+	// Timing: compare timing claims too, whose verdicts follow the
+	// machine's load.
+	Timing bool
+	// IgnoreNotRun: a run that did not run a claim's specs (not-run, or
+	// not judged at all) says nothing about it; only the runs that judged
+	// the claim are compared. For runs of different selections, as a
+	// focused run beside a whole one.
+	IgnoreNotRun bool
+}
+
+// Diff lists the claims whose verdict differs between runs.
+func Diff(runs []Report, opts DiffOptions) []Difference {
 	byRun := make([]map[string]judge.Result, len(runs))
 	var ids []string
 	for i, r := range runs {
@@ -54,13 +65,17 @@ func Diff(runs []Report, timing bool) []Difference {
 			d.Verdicts = append(d.Verdicts, v)
 			d.Measured = append(d.Measured, measured)
 		}
-		if d.Kind == string(claims.Timing) && !timing {
+		if d.Kind == string(claims.Timing) && !opts.Timing {
 			continue
 		}
 		if !slices.ContainsFunc(d.Measured, func(m string) bool { return m != "" }) {
 			d.Measured = nil // a behaviour claim: nothing measured
 		}
-		if slices.ContainsFunc(d.Verdicts, func(v string) bool { return v != d.Verdicts[0] }) {
+		compared := d.Verdicts
+		if opts.IgnoreNotRun {
+			compared = slices.DeleteFunc(slices.Clone(compared), func(v string) bool { return v == "" || v == string(judge.NotRun) })
+		}
+		if slices.ContainsFunc(compared, func(v string) bool { return v != compared[0] }) {
 			out = append(out, d)
 		}
 	}

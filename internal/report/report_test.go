@@ -120,15 +120,15 @@ func TestComponentsFirstTheBrokenOnes(t *testing.T) {
 func TestDiffLeavesTimingOut(t *testing.T) {
 	a, b := sample(), sample()
 	b.Documents[0].Claims[0].Verdict = judge.Within // the timing claim
-	if d := Diff([]Report{a, b}, false); len(d) != 0 {
+	if d := Diff([]Report{a, b}, DiffOptions{}); len(d) != 0 {
 		t.Errorf("a timing claim's change counted: %+v", d)
 	}
-	if d := Diff([]Report{a, b}, true); len(d) != 1 || d[0].Claim != "X-TIME" || d[0].Verdicts[1] != "within" {
+	if d := Diff([]Report{a, b}, DiffOptions{Timing: true}); len(d) != 1 || d[0].Claim != "X-TIME" || d[0].Verdicts[1] != "within" {
 		t.Errorf("with --timing: %+v", d)
 	}
 	b.Documents[0].Claims[1].Verdict = judge.Error
 	var out bytes.Buffer
-	WriteDiff(&out, []string{"r1", "r2"}, Diff([]Report{a, b}, false))
+	WriteDiff(&out, []string{"r1", "r2"}, Diff([]Report{a, b}, DiffOptions{}))
 	if !strings.Contains(out.String(), "| X-OPINION | behaviour | not-testable | error |") {
 		t.Errorf("diff table:\n%s", out.String())
 	}
@@ -162,4 +162,22 @@ func TestSummaryIsBounded(t *testing.T) {
 		}
 	}
 	t.Logf("summary of 4,000 failing claims: %d bytes", b.Len())
+}
+
+// A run that did not run a claim's specs differs from one that did only
+// when asked to compare all runs; with IgnoreNotRun, a real change among
+// the runs that ran it still counts.
+func TestDiffIgnoresNotRunWhenAsked(t *testing.T) {
+	a, b, c := sample(), sample(), sample()
+	b.Documents[0].Claims[1].Verdict = judge.NotRun
+	if d := Diff([]Report{a, b}, DiffOptions{}); len(d) != 1 || d[0].Verdicts[1] != "not-run" {
+		t.Errorf("not-run against a verdict: %+v", d)
+	}
+	if d := Diff([]Report{a, b}, DiffOptions{IgnoreNotRun: true}); len(d) != 0 {
+		t.Errorf("not-run counted with IgnoreNotRun: %+v", d)
+	}
+	c.Documents[0].Claims[1].Verdict = judge.Error
+	if d := Diff([]Report{a, b, c}, DiffOptions{IgnoreNotRun: true}); len(d) != 1 || d[0].Verdicts[2] != "error" {
+		t.Errorf("a change among the runs that ran it, with IgnoreNotRun: %+v", d)
+	}
 }

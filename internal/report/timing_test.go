@@ -54,10 +54,10 @@ func TestTimingIsNotRefuted(t *testing.T) {
 		}
 	}
 	other := New([]claims.Document{{File: "d.txt", Title: "D"}}, []judge.Result{timing("T-FAST", judge.Within, 20), timing("T-SLOW", judge.Within, 20), timing("T-IN", judge.Slower, 90)}, judge.Run{}, nil)
-	if d := Diff([]Report{r, other}, false); len(d) != 0 {
+	if d := Diff([]Report{r, other}, DiffOptions{}); len(d) != 0 {
 		t.Errorf("report diff without --timing lists timing claims: %+v", d)
 	}
-	if d := Diff([]Report{r, other}, true); len(d) != 3 {
+	if d := Diff([]Report{r, other}, DiffOptions{Timing: true}); len(d) != 3 {
 		t.Errorf("report diff --timing: %+v", d)
 	}
 }

@@ -279,7 +279,7 @@ func (e *env) sameVerdicts(t *testing.T) {
 	code, diff := e.run(t, "report", "diff", outside, inside)
 	t.Logf("kubeproof report diff (exit %d):\n%s", code, diff)
 	differ := capabilityDiff(infos[0], infos[1])
-	for _, d := range report.Diff(runs, false) {
+	for _, d := range report.Diff(runs, report.DiffOptions{}) {
 		reasons := []string{reasonOf(runs[0], d.Claim), reasonOf(runs[1], d.Claim)}
 		named := slices.ContainsFunc(differ, func(c cluster.Capability) bool {
 			return slices.ContainsFunc(reasons, func(r string) bool { return strings.Contains(r, "capability "+string(c)) })

@@ -92,6 +92,9 @@ type Diff struct {
 	Runs []string `json:"runs"`
 	// Timing: timing claims were compared too (--timing).
 	Timing bool `json:"timing"`
+	// IgnoreNotRun: each claim was compared only among the runs that ran
+	// its specs (--ignore-not-run).
+	IgnoreNotRun bool `json:"ignoreNotRun,omitempty"`
 	// Differences are the claims whose verdict is not the same in every
 	// run, by claim ID; empty when all agree (exit code 0, else 1).
 	// Each has the claim's ID, its kind, and its verdict in each run (""
@@ -100,8 +103,8 @@ type Diff struct {
 }
 
 // NewDiff is the document of the differences between the runs of dirs.
-func NewDiff(dirs []string, timing bool, diffs []report.Difference) Diff {
-	return Diff{SchemaVersion: DiffSchema, Runs: dirs, Timing: timing, Differences: append([]report.Difference{}, diffs...)}
+func NewDiff(dirs []string, opts report.DiffOptions, diffs []report.Difference) Diff {
+	return Diff{SchemaVersion: DiffSchema, Runs: dirs, Timing: opts.Timing, IgnoreNotRun: opts.IgnoreNotRun, Differences: append([]report.Difference{}, diffs...)}
 }
 
 // ClaimShow is `kubeproof claims show ID -o json`: the claim as claims.json
