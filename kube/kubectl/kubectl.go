@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -207,10 +208,31 @@ func Exchanges(log string) []Exchange {
 			out = append(out, ex)
 		case len(out) > 0 && out[len(out)-1].Status == "" && plainResponse(l, out[len(out)-1]) != "":
 			out[len(out)-1].Status = plainResponse(l, out[len(out)-1])
+		// Older kubectl at -v=8: "] POST URL", "Request Headers:" and
+		// its indented lines, then "Response Status: 201 Created in 9
+		// milliseconds".
+		case plainRequest.MatchString(l):
+			m := plainRequest.FindStringSubmatch(l)
+			out = append(out, Exchange{Method: m[1], URL: m[2], Headers: map[string]string{}, RequestBody: body})
+			body = ""
+		case plainHeader.MatchString(l) && len(out) > 0 && out[len(out)-1].Status == "":
+			m := plainHeader.FindStringSubmatch(l)
+			out[len(out)-1].Headers[m[1]] = m[2]
+		case strings.Contains(l, "] Response Status: ") && len(out) > 0 && out[len(out)-1].Status == "":
+			_, rest, _ := strings.Cut(l, "] Response Status: ")
+			status, _, _ := strings.Cut(rest, " in ")
+			out[len(out)-1].Status = strings.TrimSpace(status)
 		}
 	}
 	return out
 }
+
+var (
+	// plainRequest is an older kubectl's request line at -v=8 (method, URL).
+	plainRequest = regexp.MustCompile(`\] (GET|POST|PUT|PATCH|DELETE|HEAD) (https?://\S+)$`)
+	// plainHeader is one of the request's headers after "Request Headers:".
+	plainHeader = regexp.MustCompile(`\]     ([A-Za-z][A-Za-z0-9-]*): (.*)$`)
+)
 
 // plainResponse reads "] POST https://... 201 Created in 9 milliseconds"
 // for the request ex (older kubectl).

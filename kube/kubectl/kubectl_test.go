@@ -1,6 +1,9 @@
 package kubectl
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 const verboseLog = `I1122 01:41:21.412064    3240 helper.go:105] "Request Body" body=""
 I1122 01:41:21.412144    3240 round_trippers.go:527] "Request" verb="GET" url="https://10.250.0.1:6443/apis/apps/v1/namespaces/kt/deployments/nginx-deployment" headers=<
@@ -66,5 +69,35 @@ func TestExchangesOlderKubectl(t *testing.T) {
 	if len(ex) != 1 || ex[0].Method != "POST" || ex[0].Status != "201 Created" || ex[0].Headers["Content-Type"] != "application/json" ||
 		ex[0].RequestBody != `{"apiVersion":"apps/v1","kind":"Deployment"}` {
 		t.Fatalf("exchanges: %+v", ex)
+	}
+}
+
+// kubectl v1.32 at -v=8: the request as "] METHOD URL", its headers, then
+// "Response Status: ...".
+const verbose8v132 = `I1127 21:23:11.201537   15999 request.go:1] "Request Body" body="{\"apiVersion\":\"v1\",\"kind\":\"Pod\"}"
+I1127 21:23:11.201660   15999 round_trippers.go:470] POST https://127.0.0.1:6443/api/v1/namespaces/kp/pods?fieldManager=kubectl-client-side-apply&fieldValidation=Strict
+I1127 21:23:11.201666   15999 round_trippers.go:476] Request Headers:
+I1127 21:23:11.201678   15999 round_trippers.go:480]     Content-Type: application/json
+I1127 21:23:11.201689   15999 round_trippers.go:480]     Authorization: Bearer <masked>
+I1127 21:23:11.209907   15999 round_trippers.go:581] Response Status: 201 Created in 8 milliseconds
+I1127 21:23:11.209918   15999 round_trippers.go:584] Response Headers:
+I1127 21:23:11.209920   15999 round_trippers.go:587]     Audit-Id: 5f1c
+I1127 21:23:11.212000   15999 round_trippers.go:470] GET https://127.0.0.1:6443/api?timeout=32s
+I1127 21:23:11.212100   15999 round_trippers.go:581] Response Status:  in 0 milliseconds
+`
+
+func TestExchangesVerbose8Kubectl132(t *testing.T) {
+	ex := Exchanges(verbose8v132)
+	if len(ex) != 2 {
+		t.Fatalf("%d exchanges: %+v", len(ex), ex)
+	}
+	post := ex[0]
+	if post.Method != "POST" || post.Status != "201 Created" || post.Headers["Content-Type"] != "application/json" ||
+		post.Headers["Authorization"] != "Bearer <masked>" || post.Headers["Audit-Id"] != "" ||
+		post.RequestBody != `{"apiVersion":"v1","kind":"Pod"}` || !strings.HasSuffix(post.URL, "/pods?fieldManager=kubectl-client-side-apply&fieldValidation=Strict") {
+		t.Errorf("the POST: %+v", post)
+	}
+	if ex[1].Method != "GET" || ex[1].Status != "" {
+		t.Errorf("a request that got no answer: %+v", ex[1])
 	}
 }

@@ -52,7 +52,7 @@ var _ = ginkgo.Describe("Pod creation flow", func() {
 			pods := f.RecordPods(ctx)
 			podEvents := f.RecordEvents(ctx)
 
-			apply(ctx, f, podName)
+			recordKubectlLog(f, apply(ctx, f, podName).log)
 
 			ginkgo.By("the Pod is stored: its first state")
 			first := framework.AwaitPod(ctx, pods, podName, "the Pod's creation event", framework.Timeout.API, func(*corev1.Pod) bool { return true })
