@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -312,4 +313,26 @@ func ObserveFor(ctx context.Context, window time.Duration) {
 	case <-ctx.Done():
 		ginkgo.Fail("interrupted during the observation window")
 	}
+}
+
+// BindingReports reads from events the Events in which a scheduler reports
+// binding one of pods (reason Scheduled, action Binding): the names the
+// reporters give themselves (reportingController, else source.component;
+// sorted, each once) and how many of pods such an Event names. A name is
+// the scheduler's own word, not the user the API server authenticated.
+func BindingReports(events []observe.Event, pods ...string) (by []string, named int) {
+	by = []string{}
+	seen := map[string]bool{}
+	for _, e := range events {
+		v, ok := e.Object.(*corev1.Event)
+		if !ok || v.InvolvedObject.Kind != "Pod" || !slices.Contains(pods, v.InvolvedObject.Name) || v.Reason != "Scheduled" || v.Action != "Binding" {
+			continue
+		}
+		if name := cmp.Or(v.ReportingController, v.Source.Component); !slices.Contains(by, name) {
+			by = append(by, name)
+		}
+		seen[v.InvolvedObject.Name] = true
+	}
+	slices.Sort(by)
+	return by, len(seen)
 }

@@ -1,7 +1,6 @@
 package controllers
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/kube/observe"
@@ -46,22 +44,8 @@ var (
 func recordScheduled(ctx context.Context, events *observe.Recorder, pods []string) {
 	ginkgo.GinkgoHelper()
 	read := func(es []observe.Event) scheduledEvidence {
-		ev := scheduledEvidence{By: []string{}}
-		seen := map[string]bool{}
-		for _, e := range es {
-			v, ok := e.Object.(*corev1.Event)
-			if !ok || v.InvolvedObject.Kind != "Pod" || !slices.Contains(pods, v.InvolvedObject.Name) || v.Reason != "Scheduled" || v.Action != "Binding" {
-				continue
-			}
-			by := cmp.Or(v.ReportingController, v.Source.Component)
-			if !slices.Contains(ev.By, by) {
-				ev.By = append(ev.By, by)
-			}
-			seen[v.InvolvedObject.Name] = true
-		}
-		ev.Pods = len(seen)
-		slices.Sort(ev.By)
-		return ev
+		by, named := framework.BindingReports(es, pods...)
+		return scheduledEvidence{By: by, Pods: named}
 	}
 	es, _ := framework.Await(ctx, events, fmt.Sprintf("a Scheduled Event on each of the %d Pods (%s)", len(pods), strings.Join(pods, ", ")), framework.Timeout.API, func(es []observe.Event) bool {
 		return read(es).Pods == len(pods)

@@ -1,12 +1,9 @@
 package podflow
 
 import (
-	"cmp"
 	"context"
-	"slices"
 
 	"github.com/onsi/ginkgo/v2"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubeproof/kubeproof/framework"
 	"github.com/kubeproof/kubeproof/kube/observe"
@@ -32,18 +29,8 @@ var schedulerEvent = framework.DeclareEvidence[schedulerEventEvidence]("schedule
 func recordSchedulerEvent(ctx context.Context, events *observe.Recorder, pod string) {
 	ginkgo.GinkgoHelper()
 	read := func(es []observe.Event) schedulerEventEvidence {
-		ev := schedulerEventEvidence{By: []string{}}
-		for _, e := range es {
-			v, ok := e.Object.(*corev1.Event)
-			if !ok || v.InvolvedObject.Kind != "Pod" || v.InvolvedObject.Name != pod || v.Reason != "Scheduled" || v.Action != "Binding" {
-				continue
-			}
-			if by := cmp.Or(v.ReportingController, v.Source.Component); !slices.Contains(ev.By, by) {
-				ev.By = append(ev.By, by)
-			}
-		}
-		slices.Sort(ev.By)
-		return ev
+		by, _ := framework.BindingReports(es, pod)
+		return schedulerEventEvidence{By: by}
 	}
 	es, _ := framework.Await(ctx, events, "the Scheduled Event of Pod "+pod, framework.Timeout.API, func(es []observe.Event) bool {
 		return len(read(es).By) > 0
