@@ -98,7 +98,10 @@ func find(specs []SpecResult, only, path string) found {
 		if ok {
 			return found{v: v, recorded: true}
 		}
-		if _, unwritten := alwaysWritten(s, path); why != "" && absent == nil && !s.Failed() && !noSamples(s, path) && !unwritten {
+		if why == "" || absent != nil || s.Failed() || noSamples(s, path) {
+			continue
+		}
+		if _, unwritten := alwaysWritten(s, path); !unwritten {
 			absent = &found{recorded: true, absent: why}
 		}
 	}
@@ -216,13 +219,13 @@ func missingEvidence(evidence string, specs []SpecResult) (Verdict, string) {
 			return NotCheckable, fmt.Sprintf("not checkable here, because %s (spec %s stopped before it observed %s)", what, s.ID, evidence)
 		}
 	}
-	// A summary of samples (framework.Samples) has no median when nothing
-	// was sampled: the spec looked, and there was nothing to measure.
 	for _, s := range specs {
 		if field, ok := alwaysWritten(s, evidence); ok {
 			return Error, fmt.Sprintf("spec %s recorded %s without %s, a field it always writes: a report of another kubeproof version, or a harness bug", s.ID, name, field)
 		}
 	}
+	// A summary of samples (framework.Samples) has no median when nothing
+	// was sampled: the spec looked, and there was nothing to measure.
 	for _, s := range specs {
 		if noSamples(s, evidence) {
 			parent, _, _ := cutLast(evidence)
