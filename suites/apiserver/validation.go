@@ -114,6 +114,13 @@ var _ = ginkgo.Describe("API server validation", func() {
 			}
 			unknownField.Record(unknownFieldEvidence{Strict: level("Strict"), Warn: level("Warn"), Ignore: level("Ignore")})
 
+			ginkgo.By("a ConfigMap created through client-go, as an SDK creates it")
+			var code int
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "from-client-go"}, Data: map[string]string{"k": "v"}}
+			sent := f.Client.CoreV1().RESTClient().Post().Namespace(f.Namespace).Resource("configmaps").Body(cm).Do(ctx).StatusCode(&code)
+			framework.ExpectNoError(sent.Error(), "create a ConfigMap through client-go")
+			clientGoCreate.Record(clientGoCreateEvidence{Code: code})
+
 			ginkgo.By("the same through kubectl (its own default is strict)")
 			run := func(body string, args ...string) kubectlRun {
 				ginkgo.GinkgoHelper()
@@ -191,6 +198,13 @@ type patchOrderEvidence struct {
 	Missing  framework.Answer `json:"missing"`
 }
 
+// A create sent by client-go (its REST client, under the typed clients),
+// the SDK the document names beside kubectl.
+type clientGoCreateEvidence struct {
+	// Code is the status code client-go got for a ConfigMap's create.
+	Code int `json:"code"`
+}
+
 // A Pod with an unknown field under each field validation level.
 type unknownFieldEvidence struct {
 	// Strict, Warn and Ignore are the answers to a dry-run create with
@@ -246,6 +260,7 @@ var (
 	yamlSyntax                = framework.DeclareEvidence[yamlSyntaxEvidence]("yamlSyntax", specValidation)
 	patchOrder                = framework.DeclareEvidence[patchOrderEvidence]("patchOrder", specValidation)
 	unknownField              = framework.DeclareEvidence[unknownFieldEvidence]("unknownField", specValidation)
+	clientGoCreate            = framework.DeclareEvidence[clientGoCreateEvidence]("clientGoCreate", specValidation)
 	validationKubectl         = framework.DeclareEvidence[validationKubectlEvidence]("kubectl", specValidation)
 	unauthorized              = framework.DeclareEvidence[unauthorizedEvidence]("unauthorized", specValidation)
 	invalidAndForbidden       = framework.DeclareEvidence[framework.Answer]("invalidAndForbidden", specValidation)

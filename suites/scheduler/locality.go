@@ -15,6 +15,9 @@ import (
 // nodes, which run nothing, so it is never pulled.
 const localityImage = "kubeproof.local/locality-probe:v1"
 
+// localityControlImage is held by neither simulated node.
+const localityControlImage = "kubeproof.local/locality-control:v1"
+
 const specLocality = "scheduler-image-locality"
 
 var _ = ginkgo.Describe("Scheduler image locality", func() {
@@ -61,6 +64,23 @@ var _ = ginkgo.Describe("Scheduler image locality", func() {
 			nodes, err := f.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 			framework.ExpectNoError(err, "list the nodes")
 			ev := imageLocalityEvidence{ImageSizeMB: size >> 20, NodesInCluster: len(nodes.Items)}
+
+			// The control: the same Pod, of an image neither node holds.
+			// Where it goes, room alone decides; a scheduler that packs
+			// Pods onto the fuller node (MostAllocated) would put it, and
+			// the probes with it, on the image node without ImageLocality.
+			control := newPod("control", "500m", "1Gi")
+			control.Spec.Containers[0].Image = localityControlImage
+			control.Spec.Containers[0].ImagePullPolicy = corev1.PullIfNotPresent
+			f.TolerateSimulated(&control.Spec)
+			requireNodeLabel(control, framework.SimulatedForLabel, f.Namespace)
+			createPod(ctx, f, control)
+			controlNode := bindings(ctx, pods, "control")["control"]
+			if controlNode == "" {
+				imageLocality.Record(ev)
+				framework.Unmet("kube-scheduler", "Pod control was bound to a node", "not bound within "+framework.Timeout.Bind.String())
+			}
+			ev.ControlOnImageNode = controlNode == withImage.Name
 
 			// One at a time, so that each choice sees the Pods before it.
 			for i := range 3 {
@@ -116,6 +136,11 @@ type imageLocalityEvidence struct {
 	// ImageLocality every Pod goes to the other node, which has four times
 	// the room.
 	AllOnImageNode bool `json:"allOnImageNode"`
+	// ControlOnImageNode: the control Pod, the same but of an image
+	// neither node holds (bound before the probes), went to the node with
+	// the image all the same: room, not the image, would then explain the
+	// probes' placement.
+	ControlOnImageNode bool `json:"controlOnImageNode"`
 	// ImageSizeMB is the image's size as that node reports it.
 	ImageSizeMB int64 `json:"imageSizeMB"`
 	// NodesInCluster is how many nodes the cluster had, the simulated ones
