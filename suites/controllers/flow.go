@@ -88,7 +88,7 @@ var _ = ginkgo.Describe("Deployment controllers", func() {
 				created = append(created, p.Name)
 				pev.Created++
 				podNames = append(podNames, strings.Replace(p.Name, rs.Name, "{replicaset}", 1))
-				if o := controllerRef(p.OwnerReferences); o.kind == "ReplicaSet" && o.name == rs.Name {
+				if o := controllerRef(p.OwnerReferences); o.kind == "ReplicaSet" && o.name == rs.Name && o.uid == string(rs.UID) {
 					pev.OwnedByReplicaSet++
 				}
 				if p.Spec.NodeName == "" {
@@ -268,7 +268,8 @@ type podsEvidence struct {
 	// lowercase letters or digits.
 	NamePatternOK bool `json:"namePatternOK"`
 	// OwnedByReplicaSet is how many of them have the ReplicaSet as controller
-	// owner.
+	// owner, by its UID: the API server gives an object its UID when it
+	// stores it, so each of these Pods was made after the ReplicaSet.
 	OwnedByReplicaSet int `json:"ownedByReplicaSet"`
 	// UnscheduledAtCreation is how many had no nodeName when first stored.
 	UnscheduledAtCreation int `json:"unscheduledAtCreation"`
