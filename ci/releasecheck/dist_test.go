@@ -152,8 +152,10 @@ func TestCheckKrew(t *testing.T) {
 // A not-checkable reason is summed up by what the cluster lacked.
 func TestLacking(t *testing.T) {
 	for reason, want := range map[string]string{
-		"requires AuditLog: the kubeconfig provider has no audit log": "the audit log",
-		"the canary: kubeproof's images could not be pulled":          "kubeproof's images",
+		"provider kubeconfig lacks capability AuditLog: the API server's audit log is on a machine kubeproof does not control": "AuditLog",
+		"spec kubelet-pull, which observes firstPull.inOrder, skipped: provider kubeconfig lacks capability RegistryPull: ...": "RegistryPull",
+		"probe p requires NodeExec: kubeproof has no access to the nodes":                                                      "NodeExec",
+		"the canary: kubeproof's images could not be pulled":                                                                   "kubeproof's images",
 		"something else": "something else",
 	} {
 		if got := lacking(reason); got != want {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kubeproof/kubeproof/contract/cluster"
+
 	"github.com/kubeproof/kubeproof/internal/judge"
 	"github.com/kubeproof/kubeproof/internal/report"
 )
@@ -59,20 +61,15 @@ func checkReport(dir string, minDecided float64) error {
 	return nil
 }
 
-// lacking sums up a not-checkable reason by what the cluster lacked.
+// lacking sums up a not-checkable reason by what the cluster lacked: the
+// first capability it names (cluster.Capabilities), or the images.
 func lacking(reason string) string {
-	for _, k := range []struct{ says, sum string }{
-		{"kubeproof's images", "kubeproof's images"},
-		{"AuditLog", "the audit log"},
-		{"EtcdAccess", "etcd"},
-		{"NodeExec", "node access"},
-		{"ControlPlaneFlags", "control-plane flags"},
-		{"ClusterCA", "the cluster CA"},
-		{"Disposable", "a disposable cluster (--disposable)"},
-		{"LoadImage", "loading images"},
-	} {
-		if strings.Contains(reason, k.says) {
-			return k.sum
+	if strings.Contains(reason, "kubeproof's images") {
+		return "kubeproof's images"
+	}
+	for _, c := range cluster.Capabilities {
+		if strings.Contains(reason, "capability "+string(c)) || strings.Contains(reason, "requires "+string(c)) {
+			return string(c)
 		}
 	}
 	if len(reason) > 100 {
