@@ -62,15 +62,16 @@ func checkReport(dir string, minDecided float64) error {
 }
 
 // lacking sums up a not-checkable reason by what the cluster lacked: the
-// first capability it names (cluster.Capabilities), or the images.
+// capability it names (cluster.Capabilities; RegistryPull's reason names
+// kubeproof's images too, which the nodes have), else the images.
 func lacking(reason string) string {
-	if strings.Contains(reason, "kubeproof's images") {
-		return "kubeproof's images"
-	}
 	for _, c := range cluster.Capabilities {
 		if strings.Contains(reason, "capability "+string(c)) || strings.Contains(reason, "requires "+string(c)) {
 			return string(c)
 		}
+	}
+	if strings.Contains(reason, "kubeproof's images") {
+		return "kubeproof's images"
 	}
 	if len(reason) > 100 {
 		reason = reason[:100] + "..."
