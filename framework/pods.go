@@ -336,3 +336,21 @@ func BindingReports(events []observe.Event, pods ...string) (by []string, named 
 	slices.Sort(by)
 	return by, len(seen)
 }
+
+// SchedulerSays is the scheduler's latest word on why a Pod of events is
+// not bound: the message of its PodScheduled condition when False ("0/1
+// nodes are available: 1 node(s) had untolerated taint ..."), or "".
+func SchedulerSays(events []observe.Event) string {
+	for i := len(events) - 1; i >= 0; i-- {
+		p, ok := events[i].Object.(*corev1.Pod)
+		if !ok || p.Spec.NodeName != "" {
+			continue
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Message != "" {
+				return "Pod " + p.Name + ": " + c.Message
+			}
+		}
+	}
+	return ""
+}

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"regexp"
@@ -119,7 +120,8 @@ var _ = ginkgo.Describe("Deployment controllers", func() {
 			bound, _ := framework.Await(ctx, w.pod, "3 Pods bound", framework.Timeout.Bind, func(es []observe.Event) bool { return podsNow(es).bound >= 3 })
 			podsBound.Record(podsBoundEvidence{Bound: podsNow(bound).bound})
 			if podsNow(bound).bound < 3 {
-				framework.Unmet("kube-scheduler", "the 3 Pods were bound to nodes", fmt.Sprintf("%d within %s", podsNow(bound).bound, framework.Timeout.Bind))
+				framework.Unmet("kube-scheduler", "the 3 Pods were bound to nodes", fmt.Sprintf("%d within %s; the scheduler says: %s",
+					podsNow(bound).bound, framework.Timeout.Bind, cmp.Or(framework.SchedulerSays(bound), "nothing (no PodScheduled condition)")))
 			}
 			recordScheduled(ctx, events, created)
 			if auditLog != nil {
