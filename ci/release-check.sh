@@ -38,7 +38,7 @@ kp=$PWD/_output/bin/kubeproof
 name=kprel
 port=${KUBEPROOF_REGISTRY_PORT:-5003}
 registry=127.0.0.1:$port/kubeproof
-min_decided=${RELEASE_MIN_DECIDED:-60}
+min_decided=${RELEASE_MIN_DECIDED:-53}
 out=$PWD/_output/release-check
 # The go install step's module cache outlives the check: the dependencies
 # are unpacked once, not at every run.

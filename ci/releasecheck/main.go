@@ -42,7 +42,7 @@ func main() {
 		err = checkDist(*dist, *version, *registry)
 	case "report":
 		dir := fs.String("dir", "", "the run's report directory")
-		minDecided := fs.Float64("min-decided", 60, "the least share of claims decided, in percent")
+		minDecided := fs.Float64("min-decided", 53, "the least share of claims decided, in percent")
 		parse(fs)
 		err = checkReport(*dir, *minDecided)
 	case "modproxy":
