@@ -12,6 +12,8 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/kubeproof/kubeproof/claims"
+	"github.com/kubeproof/kubeproof/claims/evidence"
+	"github.com/kubeproof/kubeproof/claims/expect"
 	"github.com/kubeproof/kubeproof/claims/record"
 	"github.com/kubeproof/kubeproof/claims/speclink"
 	"github.com/kubeproof/kubeproof/contract/cluster"
@@ -160,15 +162,25 @@ func TestRecordsAndLegacyEntriesJudgeAlike(t *testing.T) {
 			recorded[r.Claim.ID] = r.Verdict
 		}
 	}
-	// A claim that names a spec the kept run did not have (one added
-	// since) cannot be judged as the run judged it: the run is the
-	// reference only for claims whose specs it ran.
+	// A claim that names a spec the kept run did not have, or reads
+	// evidence none of its specs recorded then (both added since), cannot
+	// be judged as the run judged it: the run is the reference only for
+	// claims whose specs and evidence it had.
 	ran := map[string]bool{}
 	for _, s := range specs {
 		ran[s.ID] = true
 	}
+	hasEvidence := func(path string) bool {
+		return slices.ContainsFunc(specs, func(s SpecResult) bool {
+			_, ok, _ := evidence.Find(s.Evidence, path)
+			return ok
+		})
+	}
 	newer := func(c claims.Claim) bool {
-		return slices.ContainsFunc(c.Specs, func(id string) bool { return !ran[id] })
+		if slices.ContainsFunc(c.Specs, func(id string) bool { return !ran[id] }) {
+			return true
+		}
+		return slices.ContainsFunc(c.Expect, func(e expect.Expectation) bool { return !hasEvidence(e.Evidence) })
 	}
 	compared := 0
 	for _, r := range b {
